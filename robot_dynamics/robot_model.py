@@ -1,0 +1,332 @@
+"""The robot model: a Khalil modified-DH table plus inertial parameters.
+
+Public API is in URDF joint coordinates and names (what ``/joint_states``
+carries).  MDH coordinates are internal; the mapping for joint j is::
+
+    q_mdh_j = sign_j * q_urdf_j            (sign_j = -1 for an antiparallel axis)
+    theta_j(q) = theta_j + (1 - sigma_j) * q_mdh_j
+    r_j(q)     = r_j     + sigma_j       * q_mdh_j
+
+so the ``theta`` (revolute) or ``r`` (prismatic) column holds the constant
+offset of the joint variable.  Efforts map like velocities:
+``tau_urdf_j = sign_j * tau_mdh_j``.
+
+Inertial parameters are Khalil's standard parameters of link j expressed in
+frame R_j about O_j (001 eq. 7.3, products of inertia XY = -∫xy dm):
+``XX XY XZ YY YZ ZZ MX MY MZ M`` stored row-wise in ``inertial`` (n, 10), plus
+``Ia`` (rotor inertia), ``Fc`` (Coulomb) and ``Fv`` (viscous friction).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field, fields
+from typing import Any
+
+import numpy as np
+
+from .mdh import PRISMATIC, REVOLUTE, mdh_transform, mdh_transform_batch
+
+INERTIAL_NAMES = ("XX", "XY", "XZ", "YY", "YZ", "ZZ", "MX", "MY", "MZ", "M")
+DEFAULT_GRAVITY = (0.0, 0.0, -9.81)
+
+
+@dataclass
+class MDHJoint:
+    """One row of Khalil's table (j, a(j), sigma, alpha, d, theta, r) and its URDF joint."""
+
+    name: str
+    antecedent: int
+    sigma: int
+    alpha: float
+    d: float
+    theta: float
+    r: float
+    sign: float = 1.0
+    link: str = ""
+    lower: float = -math.inf
+    upper: float = math.inf
+    velocity: float = math.inf
+    effort: float = math.inf
+    acceleration: float = math.inf
+
+    @property
+    def offset(self) -> float:
+        """Constant part of the MDH joint variable (theta_j or r_j)."""
+        return self.r if self.sigma == PRISMATIC else self.theta
+
+    def as_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        for f in fields(self):
+            v = getattr(self, f.name)
+            if isinstance(v, float) and not math.isfinite(v):
+                v = None if math.isnan(v) else (".inf" if v > 0 else "-.inf")
+            out[f.name] = v
+        return out
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> MDHJoint:
+        kw: dict[str, Any] = {}
+        for f in fields(cls):
+            if f.name not in data:
+                continue
+            v = data[f.name]
+            if v == ".inf":
+                v = math.inf
+            elif v == "-.inf":
+                v = -math.inf
+            elif v is None:
+                v = math.nan
+            kw[f.name] = v
+        kw["antecedent"] = int(kw["antecedent"])
+        kw["sigma"] = int(kw["sigma"])
+        if kw["sigma"] not in (REVOLUTE, PRISMATIC):
+            raise ValueError(f"joint {kw.get('name')!r}: sigma must be 0 or 1, got {kw['sigma']}")
+        for k in ("alpha", "d", "theta", "r", "sign", "lower", "upper", "velocity", "effort", "acceleration"):
+            if k in kw:
+                kw[k] = float(kw[k])
+        return cls(**kw)
+
+
+def _as_transform(value: Any, what: str) -> np.ndarray:
+    t = np.asarray(value, dtype=float)
+    if t.shape != (4, 4) or not np.all(np.isfinite(t)):
+        raise ValueError(f"{what} must be a finite 4x4 homogeneous transform")
+    return t
+
+
+@dataclass
+class RobotModel:
+    """A serial (or tree) robot in Khalil's modified-DH description.
+
+    Attributes
+    ----------
+    joints: the MDH rows of the moving joints, base to tip (``mdh`` is an alias).
+    base_transform: constant pose of R0 in the ``base_link`` frame.
+    frames: URDF link name -> (j, ^jT_link): the link is rigidly attached to
+        frame R_j (j = 0: the base frame R0).  The tip link is in it.
+    inertial: (n, 10) standard parameters XX..M of each link in R_j about O_j.
+    Ia, Fc, Fv: (n,) rotor inertia, Coulomb and viscous friction.
+    gravity: gravity acceleration expressed in ``base_link``.
+    """
+
+    joints: list[MDHJoint]
+    base_link: str = "base_link"
+    tip_link: str = ""
+    name: str = "robot"
+    base_transform: np.ndarray = field(default_factory=lambda: np.eye(4))
+    frames: dict[str, tuple[int, np.ndarray]] = field(default_factory=dict)
+    inertial: np.ndarray | None = None
+    Ia: np.ndarray | None = None
+    Fc: np.ndarray | None = None
+    Fv: np.ndarray | None = None
+    gravity: np.ndarray = field(default_factory=lambda: np.array(DEFAULT_GRAVITY))
+
+    def __post_init__(self) -> None:
+        n = len(self.joints)
+        for j, jt in enumerate(self.joints, start=1):
+            if not 0 <= jt.antecedent < j:
+                raise ValueError(f"joint {jt.name!r}: antecedent {jt.antecedent} must be in [0, {j - 1}]")
+            if jt.sign not in (1.0, -1.0):
+                raise ValueError(f"joint {jt.name!r}: sign must be +1 or -1")
+            for k in ("alpha", "d", "theta", "r"):
+                if not math.isfinite(getattr(jt, k)):
+                    raise ValueError(f"joint {jt.name!r}: {k} is not finite")
+        self.base_transform = _as_transform(self.base_transform, "base_transform")
+        self.inertial = np.zeros((n, 10)) if self.inertial is None else np.asarray(self.inertial, float).reshape(n, 10)
+        for k in ("Ia", "Fc", "Fv"):
+            v = getattr(self, k)
+            setattr(self, k, np.zeros(n) if v is None else np.asarray(v, float).reshape(n))
+        self.gravity = np.asarray(self.gravity, float).reshape(3)
+        self.frames = {k: (int(j), _as_transform(t, f"frame of link {k!r}")) for k, (j, t) in self.frames.items()}
+        if self.tip_link and self.tip_link not in self.frames:
+            raise ValueError(f"tip link {self.tip_link!r} has no frame")
+        self._refresh()
+
+    def _refresh(self) -> None:
+        """Cache per-joint arrays used by the vectorized algorithms."""
+        j = self.joints
+        self.sigma = np.array([x.sigma for x in j], dtype=int)
+        self.alpha = np.array([x.alpha for x in j], dtype=float)
+        self.d = np.array([x.d for x in j], dtype=float)
+        self.theta = np.array([x.theta for x in j], dtype=float)
+        self.r = np.array([x.r for x in j], dtype=float)
+        self.sign = np.array([x.sign for x in j], dtype=float)
+        self.antecedent = np.array([x.antecedent for x in j], dtype=int)
+
+    # ------------------------------------------------------------------ basics
+    @property
+    def mdh(self) -> list[MDHJoint]:
+        return self.joints
+
+    @property
+    def dof(self) -> int:
+        return len(self.joints)
+
+    @property
+    def joint_names(self) -> list[str]:
+        return [j.name for j in self.joints]
+
+    @property
+    def tool_transform(self) -> np.ndarray:
+        """Constant pose of the tip link in frame R_n."""
+        j, t = self.frames[self.tip_link]
+        if j != self.dof:
+            raise ValueError(f"tip link {self.tip_link!r} is attached to frame {j}, not to the last frame")
+        return t
+
+    @property
+    def limits(self) -> dict[str, np.ndarray]:
+        """Joint limits in URDF coordinates: lower, upper, velocity, effort, acceleration."""
+        return {k: np.array([getattr(j, k) for j in self.joints]) for k in ("lower", "upper", "velocity", "effort", "acceleration")}
+
+    def check_joint_vector(self, q: Any, what: str = "q") -> np.ndarray:
+        """Validate a joint vector or a batch of them: shape (n,) or (N, n), finite."""
+        a = np.asarray(q, dtype=float)
+        n = self.dof
+        if a.ndim not in (1, 2) or a.shape[-1] != n:
+            raise ValueError(f"{what} must have shape ({n},) or (N, {n}), got {a.shape}")
+        if not np.all(np.isfinite(a)):
+            raise ValueError(f"{what} contains NaN or inf")
+        return a
+
+    def to_mdh(self, q: Any) -> np.ndarray:
+        """URDF joint values (n,) or (N, n) -> MDH joint values theta_j or r_j (incl. offsets)."""
+        q = self.check_joint_vector(q)
+        return self.sign * q + np.where(self.sigma == PRISMATIC, self.r, self.theta)
+
+    def joint_transforms(self, q: Any) -> np.ndarray:
+        """^{a(j)}T_j for every joint: shape (n, 4, 4) or (N, n, 4, 4); q in URDF coordinates."""
+        q = self.check_joint_vector(q)
+        qv = self.sign * q
+        prism = self.sigma == PRISMATIC
+        theta = self.theta + np.where(prism, 0.0, qv)
+        r = self.r + np.where(prism, qv, 0.0)
+        out = np.empty(q.shape + (4, 4))
+        for j in range(self.dof):
+            out[..., j, :, :] = mdh_transform_batch(self.alpha[j], self.d[j], theta[..., j], r[..., j])
+        return out
+
+    def link_frames(self, q: Any) -> np.ndarray:
+        """^0T_j of every MDH frame R_0..R_n (index 0 = identity): (n+1, 4, 4) or (N, n+1, 4, 4)."""
+        t = self.joint_transforms(q)
+        out = np.empty(t.shape[:-3] + (self.dof + 1, 4, 4))
+        out[..., 0, :, :] = np.eye(4)
+        for j in range(self.dof):
+            out[..., j + 1, :, :] = out[..., self.antecedent[j], :, :] @ t[..., j, :, :]
+        return out
+
+    def forward_kinematics(self, q: Any, link: str | None = None) -> np.ndarray:
+        """Pose of URDF ``link`` (default the tip) in the ``base_link`` frame: (4, 4) or (N, 4, 4)."""
+        link = link or self.tip_link
+        if link not in self.frames:
+            raise ValueError(f"unknown link {link!r}; known links: {sorted(self.frames)}")
+        j, t = self.frames[link]
+        return self.base_transform @ self.link_frames(q)[..., j, :, :] @ t
+
+    # -------------------------------------------------------------- inertial
+    @property
+    def standard_parameter_names(self) -> list[str]:
+        """Names of the standard parameters, link by link: XX1..M1, Ia1, Fc1, Fv1, XX2, ..."""
+        return [f"{k}{j}" for j in range(1, self.dof + 1) for k in INERTIAL_NAMES + ("Ia", "Fc", "Fv")]
+
+    @property
+    def standard_parameter_values(self) -> np.ndarray:
+        return np.column_stack([self.inertial, self.Ia, self.Fc, self.Fv]).ravel()
+
+    def with_standard_parameters(self, values: Any) -> RobotModel:
+        """A copy of the model with the standard parameter vector replaced."""
+        v = np.asarray(values, float).reshape(self.dof, 13)
+        return RobotModel(
+            joints=[MDHJoint(**vars(j)) for j in self.joints],
+            base_link=self.base_link,
+            tip_link=self.tip_link,
+            name=self.name,
+            base_transform=self.base_transform.copy(),
+            frames={k: (j, t.copy()) for k, (j, t) in self.frames.items()},
+            inertial=v[:, :10].copy(),
+            Ia=v[:, 10].copy(),
+            Fc=v[:, 11].copy(),
+            Fv=v[:, 12].copy(),
+            gravity=self.gravity.copy(),
+        )
+
+    # ------------------------------------------------------------- I/O
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "base_link": self.base_link,
+            "tip_link": self.tip_link,
+            "gravity": self.gravity.tolist(),
+            "base_transform": self.base_transform.tolist(),
+            "joints": [
+                {**j.as_dict(), **{k: float(v) for k, v in zip(INERTIAL_NAMES, self.inertial[i])},
+                 "Ia": float(self.Ia[i]), "Fc": float(self.Fc[i]), "Fv": float(self.Fv[i])}
+                for i, j in enumerate(self.joints)
+            ],
+            "frames": {k: {"frame": j, "transform": t.tolist()} for k, (j, t) in self.frames.items()},
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> RobotModel:
+        try:
+            rows = data["joints"]
+            joints = [MDHJoint.from_dict(r) for r in rows]
+            inertial = np.array([[float(r.get(k, 0.0)) for k in INERTIAL_NAMES] for r in rows]).reshape(len(rows), 10)
+            extra = {k: np.array([float(r.get(k, 0.0)) for r in rows]) for k in ("Ia", "Fc", "Fv")}
+            frames = {k: (int(v["frame"]), np.array(v["transform"], float)) for k, v in data.get("frames", {}).items()}
+            return cls(
+                joints=joints,
+                base_link=str(data.get("base_link", "base_link")),
+                tip_link=str(data.get("tip_link", "")),
+                name=str(data.get("name", "robot")),
+                base_transform=np.array(data.get("base_transform", np.eye(4).tolist()), float),
+                frames=frames,
+                inertial=inertial,
+                gravity=np.array(data.get("gravity", DEFAULT_GRAVITY), float),
+                **extra,
+            )
+        except (KeyError, TypeError) as exc:
+            raise ValueError(f"malformed robot model description: {exc!r}") from exc
+
+    def to_yaml(self) -> str:
+        """Lossless YAML text (floats written with repr precision)."""
+        import yaml
+
+        return yaml.safe_dump(self.to_dict(), sort_keys=False)
+
+    @classmethod
+    def from_yaml(cls, text: str) -> RobotModel:
+        import yaml
+
+        data = yaml.safe_load(text)
+        if not isinstance(data, dict):
+            raise ValueError("robot model YAML must be a mapping")
+        return cls.from_dict(data)
+
+    def table(self) -> str:
+        """Khalil's table layout: j, a(j), sigma, alpha, d, theta, r (plus URDF name and sign)."""
+        head = f"{'j':>3} {'a(j)':>4} {'sigma':>5} {'alpha':>10} {'d':>10} {'theta':>12} {'r':>12}  {'sign':>4}  joint"
+        lines = [head, "-" * len(head)]
+        for j, jt in enumerate(self.joints, start=1):
+            th = f"q{j}" if jt.sigma == REVOLUTE else f"{jt.theta:.6g}"
+            if jt.sigma == REVOLUTE and jt.theta != 0.0:
+                th = f"q{j}{jt.theta:+.6g}"
+            r = f"q{j}" if jt.sigma == PRISMATIC else f"{jt.r:.6g}"
+            if jt.sigma == PRISMATIC and jt.r != 0.0:
+                r = f"q{j}{jt.r:+.6g}"
+            lines.append(
+                f"{j:>3} {jt.antecedent:>4} {jt.sigma:>5} {jt.alpha:>10.6g} {jt.d:>10.6g} {th:>12} {r:>12}  {int(jt.sign):>+4}  {jt.name}"
+            )
+        return "\n".join(lines)
+
+    # ------------------------------------------------ constructors (issue 3)
+    @classmethod
+    def from_urdf(cls, source: str, base_link: str | None = None, tip_link: str | None = None) -> RobotModel:
+        """Exact URDF -> MDH conversion; ``source`` is a path or an XML string."""
+        from .urdf_conversion import model_from_urdf
+
+        return model_from_urdf(source, base_link=base_link, tip_link=tip_link)
+
+
+__all__ = ["MDHJoint", "RobotModel", "INERTIAL_NAMES", "mdh_transform"]
