@@ -328,5 +328,76 @@ class RobotModel:
 
         return model_from_urdf(source, base_link=base_link, tip_link=tip_link)
 
+    # ------------------------------------- geometric models (issue 3, geometric_model.py)
+    def jacobian(self, q: Any, link: str | None = None) -> np.ndarray:
+        """Kinematic Jacobian (6, n) [v; w] of ``link`` origin in base_link, URDF coordinates."""
+        from .geometric_model import jacobian
+
+        return jacobian(self, q, link=link)
+
+    def inverse_kinematics(self, target: Any, q0: Any = None, link: str | None = None, **options: Any) -> np.ndarray:
+        """Numeric IGM by damped least squares (002 §6.4.2, §6.6) honouring joint limits."""
+        from .geometric_model import inverse_kinematics
+
+        return inverse_kinematics(self, target, q0=q0, link=link, **options)
+
+    def to_urdf(self, **options: Any) -> str:
+        """Export the model as URDF text (DH -> URDF)."""
+        from .urdf_export import model_to_urdf
+
+        return model_to_urdf(self, **options)
+
+    # ------------------------------------------- dynamics (issue 4, see the modules)
+    def inverse_dynamics(self, q: Any, qd: Any, qdd: Any, f_ext: Any = None, gravity: Any = None) -> np.ndarray:
+        """Joint efforts by Newton–Euler (001 §7.4.3); batch-aware, URDF coordinates."""
+        from .inverse_dynamics import inverse_dynamics
+
+        return inverse_dynamics(self, q, qd, qdd, f_ext=f_ext, gravity=gravity)
+
+    def regressor(self, q: Any, qd: Any, qdd: Any, gravity: Any = None) -> np.ndarray:
+        """Regressor W with ``W @ standard_parameter_values == inverse_dynamics`` (001 eq. 9.3)."""
+        from .inverse_dynamics import regressor
+
+        return regressor(self, q, qd, qdd, gravity=gravity)
+
+    def inertia_matrix(self, q: Any) -> np.ndarray:
+        """A(q) including rotor inertias (001 §7.6.1)."""
+        from .dynamic_terms import inertia_matrix
+
+        return inertia_matrix(self, q)
+
+    def gravity_torques(self, q: Any, gravity: Any = None) -> np.ndarray:
+        from .dynamic_terms import gravity_torques
+
+        return gravity_torques(self, q, gravity=gravity)
+
+    def coriolis_matrix(self, q: Any, qd: Any) -> np.ndarray:
+        """C(q, qd) from Christoffel symbols (001 eq. 7.7)."""
+        from .dynamic_terms import coriolis_matrix
+
+        return coriolis_matrix(self, q, qd)
+
+    def nonlinear_effects(self, q: Any, qd: Any, gravity: Any = None) -> np.ndarray:
+        """H(q, qd) = C qd + Q + friction."""
+        from .dynamic_terms import nonlinear_effects
+
+        return nonlinear_effects(self, q, qd, gravity=gravity)
+
+    def kinetic_energy(self, q: Any, qd: Any) -> np.ndarray:
+        from .dynamic_terms import kinetic_energy
+
+        return kinetic_energy(self, q, qd)
+
+    def potential_energy(self, q: Any, gravity: Any = None) -> np.ndarray:
+        from .dynamic_terms import potential_energy
+
+        return potential_energy(self, q, gravity=gravity)
+
+    def forward_dynamics(self, q: Any, qd: Any, tau: Any, f_ext: Any = None, method: str = "cholesky") -> np.ndarray:
+        """Joint accelerations; ``method`` 'cholesky' (A^-1(Γ-H)) or 'recursive' (001 §7.6.2)."""
+        from .forward_dynamics import forward_dynamics
+
+        return forward_dynamics(self, q, qd, tau, f_ext=f_ext, method=method)
+
 
 __all__ = ["MDHJoint", "RobotModel", "INERTIAL_NAMES", "mdh_transform"]
