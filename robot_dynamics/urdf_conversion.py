@@ -1,0 +1,599 @@
+"""Exact URDF -> Khalil modified-DH conversion (seed 002 §3.2).
+
+Frames are placed with the conventions of 002 §3.2:
+
+* z_j on the axis of joint j (flipped, with ``sign_j = -1``, when it is
+  antiparallel to z_{j-1}, so that parallel axes get alpha_j = 0);
+* x_j along the common normal of z_j and z_{j+1}; for intersecting axes x_j is
+  normal to their plane, through the intersection point; the sign of x_j (and
+  the choice of x_j for collinear axes) follows the URDF child-link frame, so a
+  URDF exported from an MDH table gives back that table;
+* parallel axes: O_j is placed so that r_j = 0, or r_{j+1} = 0 when the URDF
+  child frame is closer to that choice (002 §3.2 notes);
+* prismatic joints: only the axis direction matters; the axis line is moved to
+  meet z_{j-1} so that d_j = 0;
+* R0 is aligned with R1 at q1 = 0 and x_n with x_{n-1} at q_n = 0 (so alpha_1 =
+  d_1 = 0, r_1 = 0 and theta_n = r_n = 0 for a revolute joint n).
+
+``base_transform`` is the constant pose of R0 in ``base_link``; every URDF link
+of the chain (and every link rigidly attached to it through fixed joints) is
+stored in ``frames`` with its constant pose ^jT_link in the frame R_j of the
+moving link that carries it (j = 0 for links before the first moving joint).
+
+Inertial parameters: the ``<inertial>`` of each link (mass m, COM frame pose
+(c, R) in the link frame, inertia I_c about the COM in the COM frame) is
+re-expressed in R_j about O_j (Huygens–Steiner)::
+
+    J_Oj = R I_c R^T + m (|c|^2 1 - c c^T),   MS_j = m c
+
+with c and R now expressed in R_j.  The stored products of inertia are the
+tensor entries of 001 eq. [7.3]: XY = J[0, 1] = -∫xy dm (same convention as the
+URDF ``ixy`` attribute and as SYMORO).  Links merged through fixed joints add
+their parameters to the moving link that carries them; what is attached to
+R0 (the base) is dropped.  ``Fc`` = ``<dynamics friction>``, ``Fv`` =
+``<dynamics damping>``; ``Ia`` and acceleration limits come from keyword
+arguments (default 0 and +inf).
+
+The XML is read with :mod:`xml.etree.ElementTree` rather than
+``urdf_parser_py`` so that malformed input yields a precise ``ValueError`` (and
+unknown attributes do not flood stderr).
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import xml.etree.ElementTree as ET
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from .mdh import PRISMATIC, REVOLUTE
+from .robot_model import MDHJoint, RobotModel
+
+MOVING_TYPES = ("revolute", "continuous", "prismatic")
+KNOWN_TYPES = MOVING_TYPES + ("fixed", "floating", "planar")
+_PAR_TOL = 1e-9  # |z_j x z_{j+1}| below this: parallel axes
+_LEN_TOL = 1e-9  # distances below this: coincident lines / points
+_SNAP = 1e-12  # snap parameters this close to 0 (lengths) or k*pi/2 (angles)
+
+
+# ------------------------------------------------------------------ rotations
+def rpy_to_matrix(rpy: Any) -> np.ndarray:
+    """URDF fixed-axis roll-pitch-yaw: R = Rz(yaw) Ry(pitch) Rx(roll)."""
+    r, p, y = (float(v) for v in rpy)
+    cr, sr, cp, sp, cy, sy = math.cos(r), math.sin(r), math.cos(p), math.sin(p), math.cos(y), math.sin(y)
+    return np.array(
+        [
+            [cy * cp, cy * sp * sr - sy * cr, cy * sp * cr + sy * sr],
+            [sy * cp, sy * sp * sr + cy * cr, sy * sp * cr - cy * sr],
+            [-sp, cp * sr, cp * cr],
+        ]
+    )
+
+
+def matrix_to_rpy(rot: np.ndarray) -> tuple[float, float, float]:
+    """Inverse of :func:`rpy_to_matrix` (pitch in [-pi/2, pi/2]; yaw = 0 at the gimbal lock)."""
+    cp = math.hypot(rot[0, 0], rot[1, 0])
+    pitch = math.atan2(-rot[2, 0], cp)
+    if cp < 1e-12:
+        return math.atan2(-rot[1, 2], rot[1, 1]), pitch, 0.0
+    return math.atan2(rot[2, 1], rot[2, 2]), pitch, math.atan2(rot[1, 0], rot[0, 0])
+
+
+def make_transform(rot: np.ndarray, pos: Any) -> np.ndarray:
+    t = np.eye(4)
+    t[:3, :3] = rot
+    t[:3, 3] = pos
+    return t
+
+
+def inverse_transform(t: np.ndarray) -> np.ndarray:
+    """Inverse of a homogeneous transform (R^T, -R^T p)."""
+    out = np.eye(4)
+    out[:3, :3] = t[:3, :3].T
+    out[:3, 3] = -t[:3, :3].T @ t[:3, 3]
+    return out
+
+
+# -------------------------------------------------------------------- parsing
+@dataclass
+class URDFInertial:
+    mass: float
+    pose: np.ndarray  # COM frame in the link frame
+    inertia: np.ndarray  # about the COM, in the COM frame
+
+
+@dataclass
+class URDFJoint:
+    name: str
+    type: str
+    parent: str
+    child: str
+    origin: np.ndarray
+    axis: np.ndarray
+    lower: float = -math.inf
+    upper: float = math.inf
+    velocity: float = math.inf
+    effort: float = math.inf
+    friction: float = 0.0
+    damping: float = 0.0
+    mimic: bool = False
+
+
+@dataclass
+class URDFTree:
+    name: str
+    links: dict[str, URDFInertial | None] = field(default_factory=dict)
+    joints: dict[str, URDFJoint] = field(default_factory=dict)
+    parent_joint: dict[str, str] = field(default_factory=dict)  # child link -> joint name
+    children: dict[str, list[str]] = field(default_factory=dict)  # link -> joint names
+    root: str = ""
+
+
+def _floats(text: str | None, n: int, what: str, default: tuple[float, ...] | None = None) -> np.ndarray:
+    if text is None:
+        if default is None:
+            raise ValueError(f"{what}: missing attribute")
+        return np.array(default, dtype=float)
+    parts = text.split()
+    if len(parts) != n:
+        raise ValueError(f"{what}: expected {n} numbers, got {text!r}")
+    try:
+        v = np.array([float(p) for p in parts])
+    except ValueError as exc:
+        raise ValueError(f"{what}: not a number in {text!r}") from exc
+    if not np.all(np.isfinite(v)):
+        raise ValueError(f"{what}: NaN or inf in {text!r}")
+    return v
+
+
+def _float_attr(elem: ET.Element, key: str, what: str, default: float | None = None) -> float:
+    text = elem.get(key)
+    if text is None:
+        if default is None:
+            raise ValueError(f"{what}: missing attribute {key!r}")
+        return default
+    try:
+        v = float(text)
+    except ValueError as exc:
+        raise ValueError(f"{what}: {key}={text!r} is not a number") from exc
+    if math.isnan(v):
+        raise ValueError(f"{what}: {key} is NaN")
+    return v
+
+
+def _origin(elem: ET.Element, what: str) -> np.ndarray:
+    o = elem.find("origin")
+    if o is None:
+        return np.eye(4)
+    xyz = _floats(o.get("xyz"), 3, f"{what} origin xyz", (0.0, 0.0, 0.0))
+    rpy = _floats(o.get("rpy"), 3, f"{what} origin rpy", (0.0, 0.0, 0.0))
+    return make_transform(rpy_to_matrix(rpy), xyz)
+
+
+def _read_source(source: Any) -> str:
+    if isinstance(source, os.PathLike):
+        source = os.fspath(source)
+    if not isinstance(source, str):
+        raise ValueError(f"URDF source must be a path or an XML string, got {type(source).__name__}")  # noqa: TRY004
+    if source.lstrip().startswith("<"):
+        return source
+    if not os.path.isfile(source):
+        raise ValueError(f"URDF source is neither XML text nor an existing file: {source[:200]!r}")
+    with open(source, encoding="utf-8") as f:
+        return f.read()
+
+
+def parse_urdf(source: Any) -> URDFTree:
+    """Parse URDF text or file into a checked kinematic tree (ValueError on malformed input)."""
+    text = _read_source(source)
+    try:
+        root = ET.fromstring(text)
+    except ET.ParseError as exc:
+        raise ValueError(f"URDF is not well-formed XML: {exc}") from exc
+    if root.tag != "robot":
+        raise ValueError(f"URDF root element must be <robot>, got <{root.tag}>")
+    tree = URDFTree(name=root.get("name", "robot"))
+    for le in root.findall("link"):
+        name = le.get("name")
+        if not name:
+            raise ValueError("URDF <link> without a name")
+        if name in tree.links:
+            raise ValueError(f"duplicate link name {name!r}")
+        tree.links[name] = _parse_inertial(le, name)
+        tree.children[name] = []
+    if not tree.links:
+        raise ValueError("URDF has no <link>")
+    for je in root.findall("joint"):
+        jt = _parse_joint(je)
+        if jt.name in tree.joints:
+            raise ValueError(f"duplicate joint name {jt.name!r}")
+        for role, link in (("parent", jt.parent), ("child", jt.child)):
+            if link not in tree.links:
+                raise ValueError(f"joint {jt.name!r}: {role} link {link!r} is not defined")
+        if jt.parent == jt.child:
+            raise ValueError(f"joint {jt.name!r}: parent and child are the same link {jt.child!r} (loop)")
+        if jt.child in tree.parent_joint:
+            raise ValueError(
+                f"link {jt.child!r} has two parent joints ({tree.parent_joint[jt.child]!r}, {jt.name!r}): "
+                "closed loops are not supported"
+            )
+        tree.joints[jt.name] = jt
+        tree.parent_joint[jt.child] = jt.name
+        tree.children[jt.parent].append(jt.name)
+    roots = [k for k in tree.links if k not in tree.parent_joint]
+    if not roots:
+        raise ValueError("URDF has no root link: the joints form a closed loop")
+    if len(roots) > 1:
+        raise ValueError(f"URDF has several root links (disconnected tree): {roots}")
+    tree.root = roots[0]
+    # every link must be reachable from the root (otherwise there is a cycle)
+    seen, stack = set(), [tree.root]
+    while stack:
+        link = stack.pop()
+        seen.add(link)
+        stack.extend(tree.joints[j].child for j in tree.children[link])
+    missing = [k for k in tree.links if k not in seen]
+    if missing:
+        raise ValueError(f"URDF joints form a closed loop through links {missing}")
+    return tree
+
+
+def _parse_inertial(le: ET.Element, name: str) -> URDFInertial | None:
+    ie = le.find("inertial")
+    if ie is None:
+        return None
+    what = f"link {name!r} inertial"
+    me = ie.find("mass")
+    mass = 0.0 if me is None else _float_attr(me, "value", f"{what} mass")
+    if not math.isfinite(mass) or mass < 0:
+        raise ValueError(f"{what}: mass must be finite and >= 0, got {mass}")
+    ine = ie.find("inertia")
+    inertia = np.zeros((3, 3))
+    if ine is not None:
+        v = {k: _float_attr(ine, k, what, 0.0) for k in ("ixx", "ixy", "ixz", "iyy", "iyz", "izz")}
+        inertia = np.array(
+            [[v["ixx"], v["ixy"], v["ixz"]], [v["ixy"], v["iyy"], v["iyz"]], [v["ixz"], v["iyz"], v["izz"]]]
+        )
+        if not np.all(np.isfinite(inertia)):
+            raise ValueError(f"{what}: inertia is not finite")
+    return URDFInertial(mass, _origin(ie, what), inertia)
+
+
+def _parse_joint(je: ET.Element) -> URDFJoint:
+    name = je.get("name")
+    if not name:
+        raise ValueError("URDF <joint> without a name")
+    what = f"joint {name!r}"
+    jtype = je.get("type")
+    if jtype not in KNOWN_TYPES:
+        raise ValueError(f"{what}: unknown joint type {jtype!r}")
+    pe, ce = je.find("parent"), je.find("child")
+    if pe is None or pe.get("link") is None:
+        raise ValueError(f"{what}: missing <parent link=...>")
+    if ce is None or ce.get("link") is None:
+        raise ValueError(f"{what}: missing <child link=...>")
+    ae = je.find("axis")
+    axis = _floats(None if ae is None else ae.get("xyz"), 3, f"{what} axis", (1.0, 0.0, 0.0))
+    jt = URDFJoint(name, jtype, pe.get("link"), ce.get("link"), _origin(je, what), axis)
+    if jtype in MOVING_TYPES:
+        nrm = float(np.linalg.norm(axis))
+        if nrm < 1e-12:
+            raise ValueError(f"{what}: zero axis vector")
+        jt.axis = axis / nrm
+    lim = je.find("limit")
+    if lim is not None:
+        if jtype != "continuous":
+            jt.lower = _float_attr(lim, "lower", what, -math.inf if jtype == "fixed" else 0.0)
+            jt.upper = _float_attr(lim, "upper", what, math.inf if jtype == "fixed" else 0.0)
+            if jt.lower == 0.0 and jt.upper == 0.0 and lim.get("lower") is None and lim.get("upper") is None:
+                jt.lower, jt.upper = -math.inf, math.inf
+        jt.velocity = abs(_float_attr(lim, "velocity", what, math.inf))
+        jt.effort = abs(_float_attr(lim, "effort", what, math.inf))
+        if jt.lower > jt.upper:
+            raise ValueError(f"{what}: lower limit {jt.lower} > upper limit {jt.upper}")
+    dyn = je.find("dynamics")
+    if dyn is not None:
+        jt.friction = _float_attr(dyn, "friction", what, 0.0)
+        jt.damping = _float_attr(dyn, "damping", what, 0.0)
+    jt.mimic = je.find("mimic") is not None
+    return jt
+
+
+# ------------------------------------------------------------------ chain
+def _default_tip(tree: URDFTree, base: str) -> str:
+    """The unique leaf reached from ``base`` through moving joints (or the common last moving link)."""
+    leaves: list[tuple[str, str]] = []  # (leaf, last moving link on its path)
+    stack: list[tuple[str, str | None]] = [(base, None)]
+    while stack:
+        link, last = stack.pop()
+        kids = tree.children[link]
+        if not kids and last is not None:
+            leaves.append((link, last))
+        for jn in kids:
+            jt = tree.joints[jn]
+            stack.append((jt.child, jt.child if jt.type in MOVING_TYPES else last))
+    if not leaves:
+        raise ValueError(f"no moving joint below base link {base!r}: empty chain")
+    if len(leaves) == 1:
+        return leaves[0][0]
+    ends = sorted({last for _, last in leaves})
+    if len(ends) == 1:
+        return ends[0]
+    raise ValueError(f"ambiguous tip link: pass tip_link, candidates are {sorted(leaf for leaf, _ in leaves)}")
+
+
+def chain_joints(tree: URDFTree, base: str, tip: str) -> list[URDFJoint]:
+    """URDF joints from ``base`` down to ``tip`` (fixed ones included), base first."""
+    out = []
+    link = tip
+    while link != base:
+        jn = tree.parent_joint.get(link)
+        if jn is None:
+            raise ValueError(f"tip link {tip!r} is not below base link {base!r}")
+        out.append(tree.joints[jn])
+        link = out[-1].parent
+    return out[::-1]
+
+
+# ------------------------------------------------------------- geometry
+def _closest_points(p1: np.ndarray, z1: np.ndarray, p2: np.ndarray, z2: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Closest points of two non-parallel lines (p1 + s z1, p2 + t z2)."""
+    w = p1 - p2
+    b = z1 @ z2
+    den = 1.0 - b * b
+    s = (b * (z2 @ w) - (z1 @ w)) / den
+    t = ((z2 @ w) - b * (z1 @ w)) / den
+    return p1 + s * z1, p2 + t * z2
+
+
+def _project(point: np.ndarray, p: np.ndarray, z: np.ndarray) -> np.ndarray:
+    return p + ((point - p) @ z) * z
+
+
+def _perp_unit(v: np.ndarray, z: np.ndarray) -> np.ndarray | None:
+    w = v - (v @ z) * z
+    n = np.linalg.norm(w)
+    return None if n < 1e-6 else w / n
+
+
+def _any_perp(z: np.ndarray) -> np.ndarray:
+    e = np.eye(3)[int(np.argmin(np.abs(z)))]
+    w = e - (e @ z) * z
+    return w / np.linalg.norm(w)
+
+
+def _snap_length(v: float) -> float:
+    return 0.0 if abs(v) < _SNAP else v
+
+
+def _snap_angle(v: float) -> float:
+    k = round(v / (math.pi / 2))
+    if abs(v - k * math.pi / 2) < _SNAP:
+        k %= 4
+        return (0.0, math.pi / 2, math.pi, -math.pi / 2)[k]
+    return v
+
+
+def place_mdh_frames(
+    points: list[np.ndarray], axes: list[np.ndarray], prismatic: list[bool], hints: list[np.ndarray]
+) -> tuple[list[np.ndarray], list[float]]:
+    """MDH frames R_1..R_n (4x4 poses at q = 0) from joint axis lines, 002 §3.2.
+
+    ``points``/``axes``: a point and the unit direction of each joint axis (base_link frame,
+    q = 0); ``hints``: the URDF child-link poses, used only to resolve the free choices.
+    Returns the frame poses and the sign (+1/-1) of each z_j relative to the URDF axis.
+    """
+    n = len(axes)
+    z = [np.asarray(a, float) for a in axes]
+    p = [np.asarray(x, float).copy() for x in points]
+    sign = [1.0] * n
+    for k in range(1, n):
+        c = np.cross(z[k - 1], z[k])
+        if np.linalg.norm(c) < _PAR_TOL and z[k - 1] @ z[k] < 0:
+            z[k], sign[k] = -z[k], -1.0
+        z[k] = z[k] / np.linalg.norm(z[k])
+        if prismatic[k]:  # move the axis line so that it meets z_{k-1}: d_k = 0
+            if np.linalg.norm(c) < _PAR_TOL:
+                p[k] = _project(p[k], p[k - 1], z[k - 1])
+            else:
+                a, b = _closest_points(p[k - 1], z[k - 1], p[k], z[k])
+                p[k] = p[k] + (a - b)
+
+    def parallel(k: int) -> bool:
+        return bool(np.linalg.norm(np.cross(z[k], z[k + 1])) < _PAR_TOL)
+
+    def fixed_origin(k: int) -> np.ndarray | None:
+        """O_k when it is determined by the common normal with z_{k+1} (non-parallel axes)."""
+        if k + 1 < n and not parallel(k):
+            return _closest_points(p[k], z[k], p[k + 1], z[k + 1])[0]
+        return None
+
+    xs: list[np.ndarray] = []
+    os_: list[np.ndarray] = []
+    for k in range(n):
+        hint_x, hint_o = hints[k][:3, 0], hints[k][:3, 3]
+        if k == n - 1 and n > 1:  # x_n aligned with x_{n-1}, O_n on the x_{n-1} line
+            x = xs[-1]
+            o = _project(os_[-1] + ((p[k] - os_[-1]) @ x) * x, p[k], z[k])
+            xs.append(x)
+            os_.append(o)
+            continue
+        o_fixed = fixed_origin(k)
+        if o_fixed is not None:
+            x = np.cross(z[k], z[k + 1])
+            x /= np.linalg.norm(x)
+            if x @ hint_x < -1e-9:
+                x = -x
+            o = o_fixed
+        else:
+            if k + 1 < n:
+                w = p[k + 1] - p[k]
+                w = w - (w @ z[k]) * z[k]
+                nw = np.linalg.norm(w)
+            else:
+                nw = 0.0
+            if nw > _LEN_TOL:  # parallel axes: x along the common normal
+                x = w / nw
+                if x @ hint_x < -1e-9:
+                    x = -x
+            else:  # collinear axes (or a single joint): x free, follow the hint
+                x = _perp_unit(hint_x, z[k])
+                if x is None and xs:
+                    x = _perp_unit(xs[-1], z[k])
+                if x is None:
+                    x = _any_perp(z[k])
+            # free origin along z_k: r_k = 0 (candidate A) or r_{k+1} = 0 (candidate B)
+            if k == 0:
+                cand_a = _project(hint_o, p[k], z[k])
+            else:
+                cand_a = _project(os_[-1] + ((p[k] - os_[-1]) @ xs[-1]) * xs[-1], p[k], z[k])
+            o = cand_a
+            nxt = fixed_origin(k + 1) if k + 1 < n else None
+            if nxt is not None:
+                cand_b = _project(nxt, p[k], z[k])
+                if np.linalg.norm(cand_b - hint_o) < np.linalg.norm(cand_a - hint_o) - 1e-12:
+                    o = cand_b
+        x = x - (x @ z[k]) * z[k]
+        xs.append(x / np.linalg.norm(x))
+        os_.append(o)
+    frames = [make_transform(np.column_stack([x, np.cross(zz, x), zz]), o) for x, zz, o in zip(xs, z, os_)]
+    return frames, sign
+
+
+def mdh_parameters(prev: np.ndarray, cur: np.ndarray) -> tuple[float, float, float, float]:
+    """(alpha, d, theta, r) such that cur = prev @ mdh_transform(alpha, d, theta, r) (002 eq. 3.2)."""
+    xp, zp, op = prev[:3, 0], prev[:3, 2], prev[:3, 3]
+    xc, zc, oc = cur[:3, 0], cur[:3, 2], cur[:3, 3]
+    alpha = math.atan2(float(np.cross(zp, zc) @ xp), float(zp @ zc))
+    theta = math.atan2(float(np.cross(xp, xc) @ zc), float(xp @ xc))
+    d = float((oc - op) @ xp)
+    r = float((oc - op) @ zc)
+    return _snap_angle(alpha), _snap_length(d), _snap_angle(theta), _snap_length(r)
+
+
+# ---------------------------------------------------------------- inertia
+def inertia_about_origin(mass: float, com: np.ndarray, rot: np.ndarray, inertia_com: np.ndarray) -> np.ndarray:
+    """[XX XY XZ YY YZ ZZ MX MY MZ M] of a body: J_O = R I_c R^T + m(|c|^2 1 - c c^T), MS = m c."""
+    c = np.asarray(com, float)
+    j = rot @ inertia_com @ rot.T + mass * ((c @ c) * np.eye(3) - np.outer(c, c))
+    return np.array([j[0, 0], j[0, 1], j[0, 2], j[1, 1], j[1, 2], j[2, 2], *(mass * c), mass])
+
+
+# ------------------------------------------------------------------ main
+def model_from_urdf(
+    source: Any,
+    base_link: str | None = None,
+    tip_link: str | None = None,
+    *,
+    rotor_inertia: dict[str, float] | None = None,
+    acceleration_limits: dict[str, float] | None = None,
+) -> RobotModel:
+    """Build the exact MDH :class:`RobotModel` of the serial chain ``base_link`` -> ``tip_link``.
+
+    ``source`` is a path or URDF XML text.  Defaults: ``base_link`` = the URDF root,
+    ``tip_link`` = the unique leaf reached through moving joints.
+    """
+    tree = parse_urdf(source)
+    base = base_link or tree.root
+    if base not in tree.links:
+        raise ValueError(f"unknown base link {base!r}; links: {sorted(tree.links)}")
+    if tip_link is not None and tip_link not in tree.links:
+        raise ValueError(f"unknown tip link {tip_link!r}; links: {sorted(tree.links)}")
+    tip = tip_link or _default_tip(tree, base)
+    chain = chain_joints(tree, base, tip)
+    for jt in chain:
+        if jt.type in ("floating", "planar"):
+            raise ValueError(f"joint {jt.name!r} in the chain is {jt.type}: only revolute/prismatic/fixed supported")
+        if jt.mimic and jt.type in MOVING_TYPES:
+            raise ValueError(f"joint {jt.name!r} in the chain is a mimic joint: not supported")
+    moving = [jt for jt in chain if jt.type in MOVING_TYPES]
+    if not moving:
+        raise ValueError(f"empty chain: no moving joint between {base!r} and {tip!r}")
+    for name, d in (("rotor_inertia", rotor_inertia), ("acceleration_limits", acceleration_limits)):
+        unknown = sorted(set(d or {}) - {jt.name for jt in moving})
+        if unknown:
+            raise ValueError(f"{name}: unknown joint names {unknown}")
+
+    # poses of the chain links at q = 0 in base_link, and which moving link carries them
+    pose = {base: np.eye(4)}
+    carrier = {base: 0}
+    j = 0
+    for jt in chain:
+        pose[jt.child] = pose[jt.parent] @ jt.origin
+        if jt.type in MOVING_TYPES:
+            j += 1
+        carrier[jt.child] = j
+    # links rigidly attached to chain links through fixed joints only (side branches, beyond the tip)
+    stack = list(pose)
+    on_chain = {jt.name for jt in chain}
+    while stack:
+        link = stack.pop()
+        for jn in tree.children[link]:
+            jt = tree.joints[jn]
+            if jn in on_chain or jt.type != "fixed":
+                continue
+            pose[jt.child] = pose[link] @ jt.origin
+            carrier[jt.child] = carrier[link]
+            stack.append(jt.child)
+
+    points = [pose[jt.child][:3, 3] for jt in moving]
+    axes = [pose[jt.child][:3, :3] @ jt.axis for jt in moving]
+    prism = [jt.type == "prismatic" for jt in moving]
+    frames_geo, sign = place_mdh_frames(points, axes, prism, [pose[jt.child] for jt in moving])
+    base_transform = frames_geo[0].copy()  # R0 aligned with R1 at q1 = 0
+    base_transform[:3, :3] = frames_geo[0][:3, :3]
+
+    rows = []
+    prev = base_transform
+    for k, jt in enumerate(moving):
+        alpha, d, theta, r = mdh_parameters(prev, frames_geo[k])
+        rows.append(
+            MDHJoint(
+                name=jt.name, antecedent=k, sigma=PRISMATIC if prism[k] else REVOLUTE,
+                alpha=alpha, d=d, theta=theta, r=r, sign=sign[k], link=jt.child,
+                lower=jt.lower, upper=jt.upper, velocity=jt.velocity, effort=jt.effort,
+                acceleration=float((acceleration_limits or {}).get(jt.name, math.inf)),
+            )
+        )
+        prev = frames_geo[k]
+    model = RobotModel(joints=rows, base_link=base, name=tree.name, base_transform=base_transform)
+    # exact MDH frame poses at q = 0 (from the table itself), to attach the URDF links
+    mdh_pose = base_transform @ model.link_frames(np.zeros(model.dof))
+    inv_pose = [inverse_transform(t) for t in mdh_pose]
+    frames = {}
+    inertial = np.zeros((model.dof, 10))
+    for link, tl in pose.items():
+        jj = carrier[link]
+        t = inv_pose[jj] @ tl
+        t[3] = (0.0, 0.0, 0.0, 1.0)
+        frames[link] = (jj, t)
+        ine = tree.links[link]
+        if ine is not None and jj > 0:
+            tc = t @ ine.pose
+            inertial[jj - 1] += inertia_about_origin(ine.mass, tc[:3, 3], tc[:3, :3], ine.inertia)
+    ia = np.array([float((rotor_inertia or {}).get(jt.name, 0.0)) for jt in moving])
+    return RobotModel(
+        joints=rows, base_link=base, tip_link=tip, name=tree.name, base_transform=base_transform,
+        frames=frames, inertial=inertial, Ia=ia,
+        Fc=np.array([jt.friction for jt in moving]), Fv=np.array([jt.damping for jt in moving]),
+    )
+
+
+__all__ = [
+    "URDFInertial",
+    "URDFJoint",
+    "URDFTree",
+    "chain_joints",
+    "inertia_about_origin",
+    "inverse_transform",
+    "make_transform",
+    "matrix_to_rpy",
+    "mdh_parameters",
+    "model_from_urdf",
+    "parse_urdf",
+    "place_mdh_frames",
+    "rpy_to_matrix",
+]
