@@ -1,0 +1,348 @@
+"""A MuJoCo plant built from a :class:`RobotModel` (the only core module importing mujoco).
+
+The MJCF is generated from the MDH table itself, so the simulated arm has exactly
+the model's geometry and standard inertial parameters:
+
+* body j is nested in body a(j) with the constant part of ^{a(j)}T_j
+  (002 eq. 3.2: Rot(x, alpha) Trans(x, d) Rot(z, theta) Trans(z, r) at q = 0);
+  its frame is the MDH frame R_j.  Because Rot(z) and Trans(z) commute, the hinge
+  (slide) joint along ``(0, 0, sign_j)`` at the body origin reproduces
+  ^{a(j)}T_j(q) with MuJoCo ``qpos`` equal to the URDF joint value;
+* the inertial of body j comes from the standard parameters (001 eq. 7.3):
+  ``c = MS / M`` and ``I_c = J_O - M (|c|^2 I - c c^T)``, diagonalised into
+  ``diaginertia`` + ``quat``.  MuJoCo rejects moving bodies without mass: a
+  massless link gets ``MIN_MASS`` kg and ``MIN_INERTIA`` kg m^2 (documented model
+  error ~1e-9, far below the oracle tolerances); principal inertias are clamped to
+  ``MIN_INERTIA`` and the triangle inequality is enforced (``physically_consistent``);
+* ``damping = Fv`` (viscous), ``frictionloss = Fc`` (Coulomb, MuJoCo's soft dry
+  friction constraint), ``armature = Ia`` (rotor inertia, 001 §7.3.3);
+* a ``motor`` actuator per joint with gear 1 and ``ctrlrange`` = effort limits, so the
+  control input is the URDF joint effort, saturated by the plant;
+* gravity = ``model.gravity`` (expressed in base_link = the MuJoCo world frame),
+  contacts disabled, joint limits not enforced, timestep 1 ms by default.
+"""
+
+from __future__ import annotations
+
+from typing import Any, NamedTuple
+
+import mujoco
+import numpy as np
+
+from .mdh import PRISMATIC, mdh_transform
+from .robot_model import RobotModel
+
+MIN_MASS = 1e-9
+MIN_INERTIA = 1e-12
+INTEGRATORS = {"RK4": "RK4", "implicitfast": "implicitfast", "implicit": "implicit", "Euler": "Euler"}
+
+
+# ----------------------------------------------------------------- inertial algebra
+def inertia_tensor(row: np.ndarray) -> np.ndarray:
+    """J_O (3, 3) from ``XX XY XZ YY YZ ZZ`` (001 eq. 7.3, XY = -∫xy dm)."""
+    xx, xy, xz, yy, yz, zz = row[:6]
+    return np.array([[xx, xy, xz], [xy, yy, yz], [xz, yz, zz]], dtype=float)
+
+
+def central_inertia(row: np.ndarray) -> tuple[float, np.ndarray, np.ndarray]:
+    """(M, c, I_c) of one link from its standard parameters: c = MS/M, I_c = J_O - M(|c|²I - cc^T)."""
+    m = float(row[9])
+    jo = inertia_tensor(row)
+    if m <= 0.0:
+        return 0.0, np.zeros(3), jo
+    c = np.asarray(row[6:9], float) / m
+    return m, c, jo - m * (c @ c * np.eye(3) - np.outer(c, c))
+
+
+def standard_row(m: float, c: np.ndarray, ic: np.ndarray) -> np.ndarray:
+    """Inverse of :func:`central_inertia`: (M, c, I_c) -> XX XY XZ YY YZ ZZ MX MY MZ M."""
+    jo = ic + m * (c @ c * np.eye(3) - np.outer(c, c))
+    return np.array([jo[0, 0], jo[0, 1], jo[0, 2], jo[1, 1], jo[1, 2], jo[2, 2], *(m * c), m])
+
+
+def physically_consistent(
+    ic: np.ndarray, floor: float = MIN_INERTIA, margin: float = 1e-9
+) -> tuple[np.ndarray, np.ndarray]:
+    """Principal moments (3,) and axes (3, 3, columns) of I_c, repaired to a realizable tensor.
+
+    Eigenvalues are clamped to ``floor`` and each one to at most ``(1 - margin)`` times
+    the sum of the two others (triangle inequality of a rigid body's principal moments,
+    with a margin so that MuJoCo's own check passes after rounding).
+    """
+    sym = 0.5 * (ic + ic.T)
+    lam, vec = np.linalg.eigh(sym)
+    # ascending order: only the largest moment can break the triangle inequality once the
+    # smallest is at least 2*margin*largest (then lam1 <= lam0 + lam2 still holds strictly)
+    lam = np.maximum(lam, max(floor, 2.0 * margin * float(lam[-1])))
+    lam[2] = min(lam[2], (1.0 - margin) * (lam[0] + lam[1]))
+    if np.linalg.det(vec) < 0:
+        vec[:, 2] = -vec[:, 2]
+    return lam, vec
+
+
+# ------------------------------------------------------------------ model variants
+def with_payload(model: RobotModel, mass: float, com: Any = (0.0, 0.0, 0.0), link: str | None = None) -> RobotModel:
+    """A copy of ``model`` carrying a point mass ``mass`` at ``com`` (expressed in URDF ``link``, default tip)."""
+    if not np.isfinite(mass) or mass < 0.0:
+        raise ValueError(f"payload mass must be finite and >= 0, got {mass}")
+    com = np.asarray(com, float)
+    if com.shape != (3,) or not np.all(np.isfinite(com)):
+        raise ValueError("payload com must be a finite 3-vector")
+    link = link or model.tip_link
+    if link not in model.frames:
+        raise ValueError(f"unknown payload link {link!r}")
+    j, t = model.frames[link]
+    if j == 0:
+        raise ValueError(f"link {link!r} is fixed to the base; a payload there has no effect")
+    p = t[:3, :3] @ com + t[:3, 3]  # point in R_j
+    values = model.standard_parameter_values.reshape(model.dof, 13).copy()
+    row = values[j - 1]
+    jo_add = mass * (p @ p * np.eye(3) - np.outer(p, p))
+    row[:6] += [jo_add[0, 0], jo_add[0, 1], jo_add[0, 2], jo_add[1, 1], jo_add[1, 2], jo_add[2, 2]]
+    row[6:9] += mass * p
+    row[9] += mass
+    return model.with_standard_parameters(values.ravel())
+
+
+def perturbed(
+    model: RobotModel,
+    rel_error: float,
+    rng: np.random.Generator | int | None = None,
+    *,
+    signs_only: bool = True,
+    friction: bool = False,
+) -> RobotModel:
+    """A copy of ``model`` with every inertial parameter XX..M (and Ia) off by ``rel_error``.
+
+    Each nonzero standard parameter p becomes ``p (1 + rel_error u)`` with u = ±1
+    (random sign; uniform in [-1, 1] if ``signs_only`` is False), friction too if
+    ``friction``.  The result is then made physically realizable link by link
+    (M > 0, I_c positive definite with the triangle inequality, see
+    :func:`physically_consistent`), so that it can be simulated; the returned model
+    holds exactly the parameters MuJoCo will use.
+    """
+    if not np.isfinite(rel_error) or not 0.0 <= rel_error < 1.0:
+        raise ValueError(f"rel_error must be in [0, 1), got {rel_error}")
+    rng = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
+    values = model.standard_parameter_values.reshape(model.dof, 13).copy()
+    ncol = 13 if friction else 11
+    u = rng.choice([-1.0, 1.0], size=(model.dof, ncol)) if signs_only else rng.uniform(-1.0, 1.0, (model.dof, ncol))
+    values[:, :ncol] *= 1.0 + rel_error * u
+    for j in range(model.dof):
+        m, c, ic = central_inertia(values[j, :10])
+        if m <= 0.0:
+            continue
+        floor = max(MIN_INERTIA, 1e-6 * float(np.abs(ic).max(initial=0.0)))
+        lam, vec = physically_consistent(ic, floor=floor, margin=1e-6)
+        values[j, :10] = standard_row(m, c, vec @ np.diag(lam) @ vec.T)
+    return model.with_standard_parameters(values.ravel())
+
+
+# ----------------------------------------------------------------------- MJCF
+def _fmt(v: Any) -> str:
+    return " ".join(repr(float(x)) for x in np.ravel(v))
+
+
+def _quat(rot: np.ndarray) -> np.ndarray:
+    q = np.empty(4)
+    mujoco.mju_mat2Quat(q, np.ascontiguousarray(rot, float).ravel())
+    return q
+
+
+def model_to_mjcf(
+    model: RobotModel,
+    *,
+    timestep: float = 0.001,
+    integrator: str = "RK4",
+    friction: bool = True,
+    armature: bool = True,
+    effort_limits: bool = True,
+) -> str:
+    """MJCF text of ``model`` (see the module docstring for the mapping)."""
+    if integrator not in INTEGRATORS:
+        raise ValueError(f"integrator must be one of {sorted(INTEGRATORS)}, got {integrator!r}")
+    if not (np.isfinite(timestep) and timestep > 0.0):
+        raise ValueError(f"timestep must be > 0, got {timestep}")
+    n = model.dof
+    children: dict[int, list[int]] = {j: [] for j in range(n + 1)}
+    for j in range(1, n + 1):
+        children[int(model.antecedent[j - 1])].append(j)
+    lim = model.limits
+
+    def body(j: int, indent: str) -> list[str]:
+        jt = model.joints[j - 1]
+        t0 = mdh_transform(jt.alpha, jt.d, jt.theta, jt.r)
+        m, c, ic = central_inertia(model.inertial[j - 1])
+        if m < MIN_MASS:
+            m, c, ic = MIN_MASS, np.zeros(3), np.eye(3) * MIN_INERTIA
+        lam, vec = physically_consistent(ic)
+        kind = "slide" if jt.sigma == PRISMATIC else "hinge"
+        jattr = [f'name="{jt.name}"', f'type="{kind}"', f'axis="0 0 {jt.sign:+.0f}"', 'limited="false"']
+        if friction:
+            jattr += [f'damping="{float(model.Fv[j - 1])!r}"', f'frictionloss="{float(model.Fc[j - 1])!r}"']
+        if armature:
+            jattr.append(f'armature="{float(model.Ia[j - 1])!r}"')
+        lines = [
+            f'{indent}<body name="link{j}_{jt.link or jt.name}" pos="{_fmt(t0[:3, 3])}" quat="{_fmt(_quat(t0[:3, :3]))}">',
+            f'{indent}  <joint {" ".join(jattr)}/>',
+            f'{indent}  <inertial pos="{_fmt(c)}" quat="{_fmt(_quat(vec))}" mass="{m!r}" diaginertia="{_fmt(lam)}"/>',
+        ]
+        for k in children[j]:
+            lines += body(k, indent + "  ")
+        lines.append(f"{indent}</body>")
+        return lines
+
+    bt = model.base_transform
+    out = [
+        f'<mujoco model="{model.name}">',
+        '  <compiler angle="radian" autolimits="true"/>',
+        f'  <option timestep="{timestep!r}" integrator="{INTEGRATORS[integrator]}" gravity="{_fmt(model.gravity)}">',
+        '    <flag contact="disable"/>',
+        "  </option>",
+        "  <worldbody>",
+        f'    <body name="R0" pos="{_fmt(bt[:3, 3])}" quat="{_fmt(_quat(bt[:3, :3]))}">',
+    ]
+    for k in children[0]:
+        out += body(k, "      ")
+    out += ["    </body>", "  </worldbody>", "  <actuator>"]
+    for j, jt in enumerate(model.joints):
+        e = float(lim["effort"][j])
+        rng = f' ctrlrange="{-e!r} {e!r}"' if effort_limits and np.isfinite(e) and e > 0 else ' ctrllimited="false"'
+        out.append(f'    <motor name="{jt.name}" joint="{jt.name}" gear="1"{rng}/>')
+    out += ["  </actuator>", "</mujoco>"]
+    return "\n".join(out)
+
+
+# ----------------------------------------------------------------------- plant
+class PlantState(NamedTuple):
+    """Measured plant state in URDF coordinates (unpacks as ``t, q, qd, effort``)."""
+
+    t: float
+    q: np.ndarray
+    qd: np.ndarray
+    effort: np.ndarray
+
+
+class MujocoArm:
+    """MuJoCo simulation of a :class:`RobotModel` driven by joint efforts (URDF coordinates).
+
+    ``model`` is the true plant (pass :func:`perturbed` / :func:`with_payload` copies to
+    simulate model error); ``noise_q``/``noise_qd`` are the standard deviations of the
+    Gaussian noise added by :meth:`state`.
+    """
+
+    def __init__(
+        self,
+        model: RobotModel,
+        *,
+        timestep: float = 0.001,
+        integrator: str = "RK4",
+        friction: bool = True,
+        armature: bool = True,
+        payload: tuple[float, Any] | None = None,
+        noise_q: float = 0.0,
+        noise_qd: float = 0.0,
+        rng: np.random.Generator | int | None = None,
+    ) -> None:
+        if payload is not None:
+            model = with_payload(model, float(payload[0]), payload[1])
+        if not (noise_q >= 0.0 and noise_qd >= 0.0 and np.isfinite(noise_q) and np.isfinite(noise_qd)):
+            raise ValueError("noise standard deviations must be finite and >= 0")
+        self.model = model
+        self.mjcf = model_to_mjcf(model, timestep=timestep, integrator=integrator, friction=friction, armature=armature)
+        self.mj_model = mujoco.MjModel.from_xml_string(self.mjcf)
+        self.mj_data = mujoco.MjData(self.mj_model)
+        self.noise_q = float(noise_q)
+        self.noise_qd = float(noise_qd)
+        self.rng = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
+        lim = model.limits["effort"]
+        self.effort_limit = np.where(np.isfinite(lim) & (lim > 0), lim, np.inf)
+        mujoco.mj_forward(self.mj_model, self.mj_data)
+
+    @property
+    def dof(self) -> int:
+        return self.model.dof
+
+    @property
+    def timestep(self) -> float:
+        return float(self.mj_model.opt.timestep)
+
+    @property
+    def time(self) -> float:
+        return float(self.mj_data.time)
+
+    def reset(self, q: Any, qd: Any = None) -> None:
+        """Set the state (URDF coordinates), zero time and control."""
+        q = self._vec(q, "q")
+        qd = np.zeros(self.dof) if qd is None else self._vec(qd, "qd")
+        mujoco.mj_resetData(self.mj_model, self.mj_data)
+        self.mj_data.qpos[:] = q
+        self.mj_data.qvel[:] = qd
+        mujoco.mj_forward(self.mj_model, self.mj_data)
+
+    def step(self, tau: Any, n_steps: int = 1) -> None:
+        """Apply joint efforts ``tau`` (held constant, clipped to the effort limits) for ``n_steps`` steps."""
+        tau = self._vec(tau, "tau")
+        if int(n_steps) < 1:
+            raise ValueError("n_steps must be >= 1")
+        self.mj_data.ctrl[:] = np.clip(tau, -self.effort_limit, self.effort_limit)
+        mujoco.mj_step(self.mj_model, self.mj_data, nstep=int(n_steps))
+
+    def state(self, noisy: bool = True) -> PlantState:
+        """(t, q, qd, effort); Gaussian measurement noise on q and qd if configured and ``noisy``."""
+        q = self.mj_data.qpos.copy()
+        qd = self.mj_data.qvel.copy()
+        if noisy and self.noise_q > 0.0:
+            q += self.rng.normal(0.0, self.noise_q, self.dof)
+        if noisy and self.noise_qd > 0.0:
+            qd += self.rng.normal(0.0, self.noise_qd, self.dof)
+        return PlantState(self.time, q, qd, self.mj_data.actuator_force.copy())
+
+    # ---------------------------------------------------------- oracles
+    def inverse_dynamics(self, q: Any, qd: Any, qdd: Any) -> np.ndarray:
+        """Joint efforts by ``mj_inverse`` (includes armature and damping; no dry friction)."""
+        d = mujoco.MjData(self.mj_model)
+        d.qpos[:] = self._vec(q, "q")
+        d.qvel[:] = self._vec(qd, "qd")
+        d.qacc[:] = self._vec(qdd, "qdd")
+        mujoco.mj_inverse(self.mj_model, d)
+        return d.qfrc_inverse.copy()
+
+    def mass_matrix(self, q: Any) -> np.ndarray:
+        """Joint-space inertia matrix by ``mj_fullM`` (includes armature)."""
+        d = mujoco.MjData(self.mj_model)
+        d.qpos[:] = self._vec(q, "q")
+        mujoco.mj_forward(self.mj_model, d)
+        out = np.zeros((self.dof, self.dof))
+        mujoco.mj_fullM(self.mj_model, d, out)
+        return out
+
+    def bias_forces(self, q: Any, qd: Any) -> np.ndarray:
+        """Coriolis, centrifugal and gravity efforts (``qfrc_bias``), without friction."""
+        d = mujoco.MjData(self.mj_model)
+        d.qpos[:] = self._vec(q, "q")
+        d.qvel[:] = self._vec(qd, "qd")
+        mujoco.mj_forward(self.mj_model, d)
+        return d.qfrc_bias.copy()
+
+    def _vec(self, v: Any, what: str) -> np.ndarray:
+        a = np.asarray(v, dtype=float)
+        if a.shape != (self.dof,):
+            raise ValueError(f"{what} must have shape ({self.dof},), got {a.shape}")
+        if not np.all(np.isfinite(a)):
+            raise ValueError(f"{what} contains NaN or inf")
+        return a
+
+
+__all__ = [
+    "MujocoArm",
+    "PlantState",
+    "model_to_mjcf",
+    "perturbed",
+    "with_payload",
+    "central_inertia",
+    "standard_row",
+    "physically_consistent",
+    "MIN_MASS",
+    "MIN_INERTIA",
+]
