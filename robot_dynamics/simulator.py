@@ -335,14 +335,14 @@ class MujocoArm:
 
 
 __all__ = [
+    "MIN_INERTIA",
+    "MIN_MASS",
     "MujocoArm",
     "PlantState",
+    "central_inertia",
     "model_to_mjcf",
     "perturbed",
-    "with_payload",
-    "central_inertia",
-    "standard_row",
     "physically_consistent",
-    "MIN_MASS",
-    "MIN_INERTIA",
+    "standard_row",
+    "with_payload",
 ]

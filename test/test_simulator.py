@@ -151,7 +151,7 @@ def test_effort_limit_saturates_the_input():
     arm = MujocoArm(slider(effort=5.0))
     arm.reset([0.0])
     arm.step([100.0], n_steps=100)
-    t, q, qd, eff = arm.state()
+    _t, _q, qd, eff = arm.state()
     assert eff[0] == pytest.approx(5.0)
     assert qd[0] == pytest.approx((5.0 / 2.0 - G) * 0.1, rel=1e-9)
     assert 'ctrlrange="-5.0 5.0"' in arm.mjcf
@@ -297,7 +297,7 @@ def test_physically_consistent_returns_a_realizable_tensor(entries, mass):
     good = np.array([[2.0, 0.1, 0.0], [0.1, 1.5, 0.2], [0.0, 0.2, 1.0]])
     lam2, vec2 = physically_consistent(good)
     np.testing.assert_allclose(vec2 @ np.diag(lam2) @ vec2.T, good, atol=1e-12)
-    m, c, icc = central_inertia(np.array(standard_from_central(mass + 1.0, [0.1, 0.2, 0.3], good)))
+    _m, _c, icc = central_inertia(np.array(standard_from_central(mass + 1.0, [0.1, 0.2, 0.3], good)))
     np.testing.assert_allclose(icc, good, atol=1e-12)
 
 
