@@ -1,0 +1,43 @@
+"""Trajectory generation (001 chapter 8): profiles, joint space, task space, time scaling, plots.
+
+Every generator returns a :class:`Trajectory` with ``.n``/``.joint_count``,
+``.duration``, ``.evaluate(t) -> (q, qd, qdd)`` and ``.sample(period)``.
+"""
+
+from .base import PiecewiseTrajectory, TimeScaledTrajectory, Trajectory
+from .joint_space import (
+    HermiteSegment,
+    PointToPointTrajectory,
+    point_to_point,
+    synchronized_timing,
+    through_waypoints,
+)
+from .profiles import (
+    PROFILES,
+    bang_bang,
+    cubic,
+    linear,
+    minimum_time,
+    quintic,
+    smooth_trapezoid,
+    trapezoid,
+)
+
+__all__ = [
+    "PROFILES",
+    "HermiteSegment",
+    "PiecewiseTrajectory",
+    "PointToPointTrajectory",
+    "TimeScaledTrajectory",
+    "Trajectory",
+    "bang_bang",
+    "cubic",
+    "linear",
+    "minimum_time",
+    "point_to_point",
+    "quintic",
+    "smooth_trapezoid",
+    "synchronized_timing",
+    "through_waypoints",
+    "trapezoid",
+]
