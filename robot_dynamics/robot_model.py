@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field, fields
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -29,6 +29,13 @@ from .mdh import PRISMATIC, REVOLUTE, mdh_transform, mdh_transform_batch
 
 INERTIAL_NAMES = ("XX", "XY", "XZ", "YY", "YZ", "ZZ", "MX", "MY", "MZ", "M")
 DEFAULT_GRAVITY = (0.0, 0.0, -9.81)
+
+
+class StandardParameters(NamedTuple):
+    """Standard dynamic parameters: ``names`` (XX1 … M1, Ia1, Fc1, Fv1, XX2 …) and ``values``."""
+
+    names: list[str]
+    values: np.ndarray
 
 
 @dataclass
@@ -234,6 +241,11 @@ class RobotModel:
     def standard_parameter_values(self) -> np.ndarray:
         return np.column_stack([self.inertial, self.Ia, self.Fc, self.Fv]).ravel()
 
+    @property
+    def standard_parameters(self) -> StandardParameters:
+        """Names and values of the standard parameters (columns of :meth:`regressor`)."""
+        return StandardParameters(self.standard_parameter_names, self.standard_parameter_values)
+
     def with_standard_parameters(self, values: Any) -> RobotModel:
         """A copy of the model with the standard parameter vector replaced."""
         v = np.asarray(values, float).reshape(self.dof, 13)
@@ -348,11 +360,13 @@ class RobotModel:
         return model_to_urdf(self, **options)
 
     # ------------------------------------------- dynamics (issue 4, see the modules)
-    def inverse_dynamics(self, q: Any, qd: Any, qdd: Any, f_ext: Any = None, gravity: Any = None) -> np.ndarray:
+    def inverse_dynamics(
+        self, q: Any, qd: Any, qdd: Any, f_ext: Any = None, gravity: Any = None, f_ext_frame: str = "base"
+    ) -> np.ndarray:
         """Joint efforts by Newton–Euler (001 §7.4.3); batch-aware, URDF coordinates."""
         from .inverse_dynamics import inverse_dynamics
 
-        return inverse_dynamics(self, q, qd, qdd, f_ext=f_ext, gravity=gravity)
+        return inverse_dynamics(self, q, qd, qdd, f_ext=f_ext, gravity=gravity, f_ext_frame=f_ext_frame)
 
     def regressor(self, q: Any, qd: Any, qdd: Any, gravity: Any = None) -> np.ndarray:
         """Regressor W with ``W @ standard_parameter_values == inverse_dynamics`` (001 eq. 9.3)."""
@@ -393,11 +407,14 @@ class RobotModel:
 
         return potential_energy(self, q, gravity=gravity)
 
-    def forward_dynamics(self, q: Any, qd: Any, tau: Any, f_ext: Any = None, method: str = "cholesky") -> np.ndarray:
+    def forward_dynamics(
+        self, q: Any, qd: Any, tau: Any, f_ext: Any = None, method: str = "cholesky", gravity: Any = None,
+        f_ext_frame: str = "base",
+    ) -> np.ndarray:
         """Joint accelerations; ``method`` 'cholesky' (A^-1(Γ-H)) or 'recursive' (001 §7.6.2)."""
         from .forward_dynamics import forward_dynamics
 
-        return forward_dynamics(self, q, qd, tau, f_ext=f_ext, method=method)
+        return forward_dynamics(self, q, qd, tau, f_ext=f_ext, method=method, gravity=gravity, f_ext_frame=f_ext_frame)
 
 
-__all__ = ["MDHJoint", "RobotModel", "INERTIAL_NAMES", "mdh_transform"]
+__all__ = ["MDHJoint", "RobotModel", "StandardParameters", "INERTIAL_NAMES", "mdh_transform"]
