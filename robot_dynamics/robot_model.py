@@ -272,7 +272,7 @@ class RobotModel:
             "gravity": self.gravity.tolist(),
             "base_transform": self.base_transform.tolist(),
             "joints": [
-                {**j.as_dict(), **{k: float(v) for k, v in zip(INERTIAL_NAMES, self.inertial[i])},
+                {**j.as_dict(), **{k: float(v) for k, v in zip(INERTIAL_NAMES, self.inertial[i], strict=True)},
                  "Ia": float(self.Ia[i]), "Fc": float(self.Fc[i]), "Fv": float(self.Fv[i])}
                 for i, j in enumerate(self.joints)
             ],

@@ -1,0 +1,64 @@
+# robot_dynamics: `make demo` runs the main job, `make test` runs the tests.
+# Both create the project-local environment (.venv) when it is missing; every
+# step is stamped, so a second run rebuilds nothing.
+
+SHELL := /bin/bash
+PYTHON ?= python3
+VENV := $(CURDIR)/.venv
+VPY := $(VENV)/bin/python
+STAMPS := $(VENV)/.stamps
+BUILD := $(CURDIR)/build/robot_dynamics_interfaces
+ROS_ENV := CMAKE_PREFIX_PATH=$(VENV) AMENT_PREFIX_PATH=$(VENV) PATH=$(VENV)/bin:$$PATH
+# DDS traffic stays on this machine; each run picks its own domain in the tests.
+RUN_ENV := ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST RMW_IMPLEMENTATION=rmw_fastrtps_cpp
+INTERFACE_FILES := $(wildcard robot_dynamics_interfaces/msg/*.msg robot_dynamics_interfaces/srv/*.srv) \
+	robot_dynamics_interfaces/CMakeLists.txt robot_dynamics_interfaces/package.xml
+PYTEST_ARGS ?=
+
+.PHONY: env test demo lint bench clean-env
+
+env: $(STAMPS)/package
+
+$(STAMPS)/venv:
+	$(PYTHON) -m venv $(VENV)
+	$(VPY) -m pip install -q --upgrade pip
+	@mkdir -p $(STAMPS) && touch $@
+
+$(STAMPS)/requirements: requirements.txt $(STAMPS)/venv
+	$(VPY) -m pip install -q -r requirements.txt 2>&1 | grep -v "^WARNING: Location" || true
+	$(VPY) -m pip check >/dev/null 2>&1 || true
+	$(VPY) -c "import rclpy, numpy, scipy, sympy, pinocchio, mujoco, urdf_parser_py"
+	$(VPY) tools/fix_cmake_exports.py
+	@touch $@
+
+$(STAMPS)/interfaces: $(INTERFACE_FILES) $(STAMPS)/requirements
+	@mkdir -p $(BUILD)
+	cd $(BUILD) && $(ROS_ENV) cmake $(CURDIR)/robot_dynamics_interfaces \
+		-DCMAKE_INSTALL_PREFIX=$(VENV) -DPython3_EXECUTABLE=$(VPY) -DBUILD_TESTING=OFF >cmake.log 2>&1 \
+		|| (cat cmake.log; exit 1)
+	cd $(BUILD) && $(ROS_ENV) $(MAKE) --no-print-directory -j2 >make.log 2>&1 || (tail -50 make.log; exit 1)
+	cd $(BUILD) && $(ROS_ENV) $(MAKE) --no-print-directory install >install.log 2>&1 || (tail -50 install.log; exit 1)
+	$(VPY) -c "import robot_dynamics_interfaces.srv, robot_dynamics_interfaces.msg"
+	@touch $@
+
+$(STAMPS)/package: setup.py setup.cfg package.xml $(STAMPS)/interfaces
+	$(VPY) -m pip install -q --no-deps --no-build-isolation -e . 2>&1 | grep -v "^WARNING: Location" || true
+	@# ament_python puts the executables in lib/robot_dynamics (for ros2 run); link them onto the venv's PATH
+	for exe in $(VENV)/lib/robot_dynamics/*; do ln -sf "$$exe" $(VENV)/bin/; done
+	$(VPY) -c "import rclpy, robot_dynamics, robot_dynamics_interfaces.srv"
+	@touch $@
+
+test: env
+	$(RUN_ENV) $(VPY) -m pytest $(PYTEST_ARGS)
+
+demo: env
+	$(RUN_ENV) $(VENV)/bin/robot-dynamics demo --output out/demo
+
+lint: env
+	$(VENV)/bin/ruff check robot_dynamics test bench tools
+
+bench: env
+	for b in bench/bench_*.py; do echo "== $$b"; $(VPY) $$b || exit 1; done
+
+clean-env:
+	rm -rf $(VENV) build

@@ -1,0 +1,118 @@
+"""Command line: ``robot-dynamics <command> ...``.
+
+Commands (names and flags are a contract):
+  dh URDF [--base LINK] [--tip LINK] [--format table|yaml|json]
+  simulate URDF --controller ... --profile ... --goal Q... [--model-error E] [--json] [--plot PNG]
+  plan URDF --goal Q... [--start Q...] [--profile P] [--plot PNG] [--json]
+  bringup --robot NAME --sim mujoco|none
+  demo [--output DIR]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+
+
+def _cmd_dh(args: argparse.Namespace) -> int:
+    from .robot_model import RobotModel
+    from .robots import resolve_urdf
+
+    model = RobotModel.from_urdf(str(resolve_urdf(args.urdf)), base_link=args.base, tip_link=args.tip)
+    if args.format == "yaml":
+        print(model.to_yaml(), end="")
+    elif args.format == "json":
+        print(json.dumps(model.to_dict(), indent=2))
+    else:
+        print(f"robot {model.name!r}: base {model.base_link!r} -> tip {model.tip_link!r}, {model.dof} joints")
+        print(model.table())
+    return 0
+
+
+def _cmd_bringup(args: argparse.Namespace) -> int:
+    from .ros.bringup import run_bringup
+
+    return run_bringup(robot=args.robot, sim=args.sim, params_file=args.params, duration=args.duration)
+
+
+def _cmd_demo(args: argparse.Namespace) -> int:
+    from .demo import run_demo
+
+    return run_demo(output=args.output, robot=args.robot)
+
+
+def _cmd_simulate(args: argparse.Namespace) -> int:
+    from .closed_loop import simulate_cli
+
+    return simulate_cli(args)
+
+
+def _cmd_plan(args: argparse.Namespace) -> int:
+    from .trajectory.cli import plan_cli
+
+    return plan_cli(args)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="robot-dynamics", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = p.add_subparsers(dest="command", required=True)
+
+    dh = sub.add_parser("dh", help="convert a URDF chain to Khalil's modified DH")
+    dh.add_argument("urdf", help="URDF path or bundled robot name (rx90, stanford, scara, planar2r)")
+    dh.add_argument("--base", default=None, help="base link (default: the URDF root)")
+    dh.add_argument("--tip", default=None, help="tip link (default: the unique leaf)")
+    dh.add_argument("--format", choices=("table", "yaml", "json"), default="table")
+    dh.set_defaults(func=_cmd_dh)
+
+    sim = sub.add_parser("simulate", help="closed-loop simulation in MuJoCo (no ROS)")
+    sim.add_argument("urdf")
+    sim.add_argument("--controller", choices=("computed_torque", "predictive", "pd_gravity", "pid"), default="computed_torque")
+    sim.add_argument("--profile", choices=("trapezoid", "quintic"), default="trapezoid")
+    sim.add_argument("--goal", type=float, nargs="+", required=True, help="goal joint positions (URDF order)")
+    sim.add_argument("--start", type=float, nargs="+", default=None, help="start joint positions (default zeros)")
+    sim.add_argument("--model-error", type=float, default=0.0, help="relative error on the controller's inertial parameters")
+    sim.add_argument("--seed", type=int, default=0)
+    sim.add_argument("--json", action="store_true", help="print the metrics as one JSON object")
+    sim.add_argument("--plot", default=None, help="write reference/actual/error/torque plots to this PNG")
+    sim.set_defaults(func=_cmd_simulate)
+
+    plan = sub.add_parser("plan", help="plan a synchronized joint trajectory (001 ch. 8)")
+    plan.add_argument("urdf")
+    plan.add_argument("--start", type=float, nargs="+", default=None)
+    plan.add_argument("--goal", type=float, nargs="+", required=True)
+    plan.add_argument(
+        "--profile", choices=("linear", "cubic", "quintic", "bang_bang", "trapezoid", "smooth_trapezoid"), default="trapezoid"
+    )
+    plan.add_argument("--duration", type=float, default=None)
+    plan.add_argument("--period", type=float, default=0.01)
+    plan.add_argument("--plot", default=None)
+    plan.add_argument("--json", action="store_true")
+    plan.set_defaults(func=_cmd_plan)
+
+    br = sub.add_parser("bringup", help="start the node set without launch_ros (until SIGINT/SIGTERM)")
+    br.add_argument("--robot", default="rx90", help="bundled robot name or URDF path")
+    br.add_argument("--sim", choices=("mujoco", "none"), default="mujoco")
+    br.add_argument("--params", default=None, help="extra ROS parameter file for every node")
+    br.add_argument("--duration", type=float, default=None, help="stop after this many seconds")
+    br.set_defaults(func=_cmd_bringup)
+
+    demo = sub.add_parser("demo", help="the main job: simulated arm driven by the full stack, with a report")
+    demo.add_argument("--robot", default="rx90")
+    demo.add_argument("--output", default="out/demo")
+    demo.set_defaults(func=_cmd_demo)
+    return p
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return int(args.func(args) or 0)
+    except (ValueError, FileNotFoundError) as exc:
+        print(f"robot-dynamics {args.command}: error: {exc}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,1 @@
+"""ROS 2 adapters: thin rclpy nodes that convert messages and call the core."""

@@ -1,0 +1,12 @@
+"""Test-wide settings: DDS traffic stays on this machine, in a domain of this run's own."""
+
+from __future__ import annotations
+
+import os
+
+# Every test process (and the node processes it starts, which inherit this
+# environment) talks only over loopback, in a domain no concurrent run shares.
+os.environ["ROS_AUTOMATIC_DISCOVERY_RANGE"] = "LOCALHOST"
+os.environ["ROS_DOMAIN_ID"] = os.environ.get("RD_TEST_DOMAIN_ID") or str(10 + os.getpid() % 90)
+os.environ.setdefault("RMW_IMPLEMENTATION", "rmw_fastrtps_cpp")
+os.environ.setdefault("MPLBACKEND", "Agg")

@@ -1,0 +1,88 @@
+"""Start nodes in separate processes and call them over DDS; children are always reaped."""
+
+from __future__ import annotations
+
+import atexit
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+_CHILDREN: list[subprocess.Popen] = []
+
+
+def _reap_all() -> None:
+    for p in _CHILDREN:
+        stop_process(p)
+
+
+atexit.register(_reap_all)
+
+
+def stop_process(proc: subprocess.Popen, timeout: float = 8.0) -> int | None:
+    """SIGINT, then SIGTERM, then SIGKILL the process group; returns the exit code."""
+    if proc.poll() is None:
+        for sig, wait in ((signal.SIGINT, timeout), (signal.SIGTERM, 3.0), (signal.SIGKILL, 3.0)):
+            try:
+                os.killpg(proc.pid, sig)
+            except ProcessLookupError:
+                break
+            try:
+                proc.wait(wait)
+                break
+            except subprocess.TimeoutExpired:
+                continue
+    if proc in _CHILDREN:
+        _CHILDREN.remove(proc)
+    return proc.returncode
+
+
+def start_process(cmd: Sequence[str], log: Path) -> subprocess.Popen:
+    """Start ``cmd`` in its own session (so the whole group can be signalled), output to ``log``."""
+    fh = open(log, "w")  # noqa: SIM115 - closed with the process
+    proc = subprocess.Popen(list(cmd), stdout=fh, stderr=subprocess.STDOUT, start_new_session=True, env=os.environ.copy())
+    _CHILDREN.append(proc)
+    return proc
+
+
+@contextmanager
+def node_process(module: str, log_dir: Path, params: dict[str, Any] | None = None, remaps: dict[str, str] | None = None) -> Iterator[subprocess.Popen]:
+    """Run ``python -m robot_dynamics.ros.<module> --ros-args -p k:=v ...`` for the duration of the block."""
+    cmd = [sys.executable, "-m", f"robot_dynamics.ros.{module}", "--ros-args"]
+    for k, v in (params or {}).items():
+        if isinstance(v, bool):
+            v = "true" if v else "false"
+        elif isinstance(v, (list, tuple)):
+            v = "[" + ",".join(repr(x) if isinstance(x, str) else str(x) for x in v) + "]"
+        cmd += ["-p", f"{k}:={v}"]
+    for k, v in (remaps or {}).items():
+        cmd += ["-r", f"{k}:={v}"]
+    proc = start_process(cmd, Path(log_dir) / f"{module}.log")
+    try:
+        yield proc
+    finally:
+        stop_process(proc)
+
+
+def call_service(node: Any, client: Any, request: Any, timeout: float = 20.0) -> Any:
+    """Call a service and spin ``node`` until the answer arrives (or fail after ``timeout``)."""
+    import rclpy
+
+    future = client.call_async(request)
+    rclpy.spin_until_future_complete(node, future, timeout_sec=timeout)
+    if not future.done():
+        client.remove_pending_request(future)
+        raise TimeoutError(f"no answer from {client.srv_name} within {timeout} s")
+    return future.result()
+
+
+def wait_for_service(client: Any, timeout: float = 30.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not client.wait_for_service(timeout_sec=0.5):
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"service {client.srv_name} did not appear within {timeout} s")
