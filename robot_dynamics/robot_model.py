@@ -417,4 +417,4 @@ class RobotModel:
         return forward_dynamics(self, q, qd, tau, f_ext=f_ext, method=method, gravity=gravity, f_ext_frame=f_ext_frame)
 
 
-__all__ = ["MDHJoint", "RobotModel", "StandardParameters", "INERTIAL_NAMES", "mdh_transform"]
+__all__ = ["INERTIAL_NAMES", "MDHJoint", "RobotModel", "StandardParameters", "mdh_transform"]

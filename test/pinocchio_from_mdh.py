@@ -73,9 +73,11 @@ def random_model(
     """Random MDH robot: random α, d, θ, r, σ, signs, inertias, base transform, gravity."""
     n = int(rng.integers(1, 8)) if n is None else n
     joints = []
+    path = [0]  # joint j-1 and its ancestors: a tree stays in depth-first order (as Pinocchio needs)
     for j in range(1, n + 1):
         sigma = int(rng.random() < 0.3) if prismatic else 0
-        ant = int(rng.integers(0, j)) if tree else j - 1
+        ant = int(rng.choice(path)) if tree else j - 1
+        path = path[: path.index(ant) + 1] + [j]
         joints.append(
             MDHJoint(
                 name=f"j{j}",
