@@ -14,8 +14,11 @@ the model's geometry and standard inertial parameters:
   massless link gets ``MIN_MASS`` kg and ``MIN_INERTIA`` kg m^2 (documented model
   error ~1e-9, far below the oracle tolerances); principal inertias are clamped to
   ``MIN_INERTIA`` and the triangle inequality is enforced (``physically_consistent``);
-* ``damping = Fv`` (viscous), ``frictionloss = Fc`` (Coulomb, MuJoCo's soft dry
-  friction constraint), ``armature = Ia`` (rotor inertia, 001 §7.3.3);
+* ``damping = Fv`` (viscous), ``armature = Ia`` (rotor inertia, 001 §7.3.3); the
+  Coulomb friction ``Fc`` is either the exact model law ``−Fc sign(q̇)`` of 001
+  eq. 7.61, applied as a generalized force refreshed at every step
+  (``coulomb="sign"``, default: plant and model agree), or MuJoCo's soft dry-friction
+  constraint ``frictionloss = Fc`` (``coulomb="frictionloss"``: stiction, no chattering);
 * a ``motor`` actuator per joint with gear 1 and ``ctrlrange`` = effort limits, so the
   control input is the URDF joint effort, saturated by the plant;
 * gravity = ``model.gravity`` (expressed in base_link = the MuJoCo world frame),
@@ -34,6 +37,7 @@ from .robot_model import RobotModel
 
 MIN_MASS = 1e-9
 MIN_INERTIA = 1e-12
+COULOMB_MODES = ("sign", "frictionloss")
 INTEGRATORS = {"RK4": "RK4", "implicitfast": "implicitfast", "implicit": "implicit", "Euler": "Euler"}
 
 
@@ -157,8 +161,11 @@ def model_to_mjcf(
     friction: bool = True,
     armature: bool = True,
     effort_limits: bool = True,
+    coulomb: str = "sign",
 ) -> str:
     """MJCF text of ``model`` (see the module docstring for the mapping)."""
+    if coulomb not in COULOMB_MODES:
+        raise ValueError(f"coulomb must be one of {COULOMB_MODES}, got {coulomb!r}")
     if integrator not in INTEGRATORS:
         raise ValueError(f"integrator must be one of {sorted(INTEGRATORS)}, got {integrator!r}")
     if not (np.isfinite(timestep) and timestep > 0.0):
@@ -179,7 +186,9 @@ def model_to_mjcf(
         kind = "slide" if jt.sigma == PRISMATIC else "hinge"
         jattr = [f'name="{jt.name}"', f'type="{kind}"', f'axis="0 0 {jt.sign:+.0f}"', 'limited="false"']
         if friction:
-            jattr += [f'damping="{float(model.Fv[j - 1])!r}"', f'frictionloss="{float(model.Fc[j - 1])!r}"']
+            jattr.append(f'damping="{float(model.Fv[j - 1])!r}"')
+            if coulomb == "frictionloss":
+                jattr.append(f'frictionloss="{float(model.Fc[j - 1])!r}"')
         if armature:
             jattr.append(f'armature="{float(model.Ia[j - 1])!r}"')
         lines = [
@@ -239,6 +248,7 @@ class MujocoArm:
         integrator: str = "RK4",
         friction: bool = True,
         armature: bool = True,
+        coulomb: str = "sign",
         payload: tuple[float, Any] | None = None,
         noise_q: float = 0.0,
         noise_qd: float = 0.0,
@@ -249,7 +259,10 @@ class MujocoArm:
         if not (noise_q >= 0.0 and noise_qd >= 0.0 and np.isfinite(noise_q) and np.isfinite(noise_qd)):
             raise ValueError("noise standard deviations must be finite and >= 0")
         self.model = model
-        self.mjcf = model_to_mjcf(model, timestep=timestep, integrator=integrator, friction=friction, armature=armature)
+        self.mjcf = model_to_mjcf(model, timestep=timestep, integrator=integrator, friction=friction,
+                                  armature=armature, coulomb=coulomb)
+        # Coulomb friction applied by step() as −Fc sign(q̇) (001 eq. 7.61)
+        self._fc = model.Fc.copy() if friction and coulomb == "sign" and np.any(model.Fc != 0) else None
         self.mj_model = mujoco.MjModel.from_xml_string(self.mjcf)
         self.mj_data = mujoco.MjData(self.mj_model)
         self.noise_q = float(noise_q)
@@ -286,7 +299,12 @@ class MujocoArm:
         if int(n_steps) < 1:
             raise ValueError("n_steps must be >= 1")
         self.mj_data.ctrl[:] = np.clip(tau, -self.effort_limit, self.effort_limit)
-        mujoco.mj_step(self.mj_model, self.mj_data, nstep=int(n_steps))
+        if self._fc is None:
+            mujoco.mj_step(self.mj_model, self.mj_data, nstep=int(n_steps))
+            return
+        for _ in range(int(n_steps)):
+            self.mj_data.qfrc_applied[:] = -self._fc * np.sign(self.mj_data.qvel)
+            mujoco.mj_step(self.mj_model, self.mj_data)
 
     def state(self, noisy: bool = True) -> PlantState:
         """(t, q, qd, effort); Gaussian measurement noise on q and qd if configured and ``noisy``."""
@@ -300,13 +318,16 @@ class MujocoArm:
 
     # ---------------------------------------------------------- oracles
     def inverse_dynamics(self, q: Any, qd: Any, qdd: Any) -> np.ndarray:
-        """Joint efforts by ``mj_inverse`` (includes armature and damping; no dry friction)."""
+        """Joint efforts by ``mj_inverse`` (armature, damping) plus ``Fc sign(q̇)`` in ``coulomb="sign"`` mode."""
         d = mujoco.MjData(self.mj_model)
         d.qpos[:] = self._vec(q, "q")
         d.qvel[:] = self._vec(qd, "qd")
         d.qacc[:] = self._vec(qdd, "qdd")
         mujoco.mj_inverse(self.mj_model, d)
-        return d.qfrc_inverse.copy()
+        out = d.qfrc_inverse.copy()
+        if self._fc is not None:
+            out += self._fc * np.sign(d.qvel)
+        return out
 
     def mass_matrix(self, q: Any) -> np.ndarray:
         """Joint-space inertia matrix by ``mj_fullM`` (includes armature)."""

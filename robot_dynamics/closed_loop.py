@@ -1,0 +1,292 @@
+"""Closed-loop simulation without ROS: MuJoCo plant + joint controller + trajectory.
+
+``run_closed_loop`` runs one experiment at the control period (default: the plant
+time step, 1 kHz), torque held constant between control instants (zero-order hold),
+and returns the time series with the tracking metrics.  ``run_simulation`` builds
+everything from a URDF (used by ``robot-dynamics simulate``) and ``plot_closed_loop``
+draws reference vs actual, the tracking error and the efforts.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from .control import CONTROLLERS, JointController, make_controller, max_diagonal_inertia
+from .robot_model import RobotModel
+from .trajectory import Trajectory, point_to_point
+
+DEFAULT_ACCELERATION = 5.0  # rad/s^2 (m/s^2) when the model has no acceleration limit
+
+
+@dataclass
+class ClosedLoopResult:
+    """Time series (rows = control instants) and the metrics of one run."""
+
+    t: np.ndarray
+    q: np.ndarray
+    qd: np.ndarray
+    q_ref: np.ndarray
+    qd_ref: np.ndarray
+    qdd_ref: np.ndarray
+    tau: np.ndarray
+    saturated: np.ndarray
+    joint_names: list[str]
+    effort_limit: np.ndarray
+    metrics: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def error(self) -> np.ndarray:
+        """Tracking error e = q^d − q (true plant state)."""
+        return self.q_ref - self.q
+
+
+def tracking_metrics(t: np.ndarray, q: np.ndarray, q_ref: np.ndarray, q_goal: np.ndarray, tau: np.ndarray,
+                     effort_limit: np.ndarray, saturated: np.ndarray, stable: bool) -> dict[str, Any]:
+    """Max / RMS tracking error (per joint and overall), final error, max effort, saturation time."""
+    e = np.abs(q_ref - q)
+    dt = np.diff(t, append=t[-1] + (t[-1] - t[-2] if t.size > 1 else 0.0))
+    lim = np.where(np.isfinite(effort_limit), effort_limit, np.nan)
+    ratio = np.abs(tau) / lim
+    return {
+        "stable": bool(stable),
+        "duration": float(t[-1]) if t.size else 0.0,
+        "max_tracking_error": float(e.max()),
+        "rms_tracking_error": float(np.sqrt(np.mean(e**2))),
+        "final_error": float(np.abs(q_goal - q[-1]).max()),
+        "max_effort_ratio": float(np.nanmax(ratio)) if np.any(np.isfinite(lim)) else 0.0,
+        "saturation_time": float(np.sum(dt[np.any(saturated, axis=1)])),
+        "max_tracking_error_per_joint": e.max(axis=0).tolist(),
+        "rms_tracking_error_per_joint": np.sqrt(np.mean(e**2, axis=0)).tolist(),
+        "final_error_per_joint": np.abs(q_goal - q[-1]).tolist(),
+        "max_effort_per_joint": np.abs(tau).max(axis=0).tolist(),
+    }
+
+
+def run_closed_loop(
+    model: RobotModel,
+    plant: Any,
+    controller: JointController,
+    trajectory: Trajectory,
+    *,
+    settle_time: float = 0.5,
+    control_period: float | None = None,
+    q0: Any = None,
+    qd0: Any = None,
+    divergence_bound: float = 10.0,
+) -> ClosedLoopResult:
+    """Simulate ``controller`` on ``plant`` (a :class:`~robot_dynamics.simulator.MujocoArm`) along ``trajectory``.
+
+    The plant starts at ``q0`` (default: the trajectory start) at rest and runs for
+    ``trajectory.duration + settle_time``.  The controller sees the (possibly noisy)
+    measured state; metrics use the true state.  A run is marked unstable and stopped
+    when the error exceeds ``divergence_bound`` or a value becomes non-finite.
+    """
+    n = model.dof
+    dt_plant = plant.timestep
+    period = dt_plant if control_period is None else float(control_period)
+    sub = max(1, round(period / dt_plant))
+    if not math.isclose(sub * dt_plant, period, rel_tol=1e-9):
+        raise ValueError(f"control_period {period} must be a multiple of the plant step {dt_plant}")
+    if not (math.isfinite(settle_time) and settle_time >= 0.0):
+        raise ValueError("settle_time must be finite and >= 0")
+    steps = int(math.ceil((trajectory.duration + settle_time) / period - 1e-9)) + 1
+    times = np.arange(steps) * period
+    q_ref, qd_ref, qdd_ref = trajectory.evaluate(times)
+    start = q_ref[0] if q0 is None else np.asarray(q0, float)
+    plant.reset(start, qd0)
+    controller.reset()
+    q = np.empty((steps, n))
+    qd = np.empty((steps, n))
+    tau = np.zeros((steps, n))
+    sat = np.zeros((steps, n), dtype=bool)
+    stable = True
+    k_end = steps
+    for k in range(steps):
+        t = times[k]
+        true = plant.state(noisy=False)
+        meas = plant.state()
+        q[k], qd[k] = true.q, true.qd
+        if not (np.all(np.isfinite(true.q)) and np.abs(q_ref[k] - true.q).max() < divergence_bound):
+            stable, k_end = False, k + 1
+            break
+        try:
+            tau[k] = controller.compute(t, meas.q, meas.qd, q_ref[k], qd_ref[k], qdd_ref[k])
+        except ValueError:
+            stable, k_end = False, k + 1
+            break
+        sat[k] = controller.saturated
+        if k < steps - 1:
+            plant.step(tau[k], n_steps=sub)
+    sl = slice(0, k_end)
+    lim = controller.effort_limit
+    res = ClosedLoopResult(times[sl], q[sl], qd[sl], q_ref[sl], qd_ref[sl], qdd_ref[sl], tau[sl], sat[sl],
+                           model.joint_names, lim)
+    res.metrics = tracking_metrics(res.t, res.q, res.q_ref, trajectory.q_end, res.tau, lim, res.saturated, stable)
+    res.metrics["controller"] = controller.name
+    res.metrics["control_period"] = period
+    return res
+
+
+def reference_limits(model: RobotModel, speed_scale: float = 1.0) -> tuple[np.ndarray, np.ndarray]:
+    """(v_max, a_max) for the trajectory: the model's limits (default a_max where none) times ``speed_scale``."""
+    lim = model.limits
+    v = np.where(np.isfinite(lim["velocity"]) & (lim["velocity"] > 0), lim["velocity"], 1.0)
+    a = np.where(np.isfinite(lim["acceleration"]) & (lim["acceleration"] > 0), lim["acceleration"],
+                 DEFAULT_ACCELERATION)
+    return v * speed_scale, a * speed_scale
+
+
+def run_simulation(
+    urdf: str | RobotModel,
+    controller: str = "computed_torque",
+    profile: str = "trapezoid",
+    goal: Any = None,
+    start: Any = None,
+    *,
+    model_error: float = 0.0,
+    omega: float = 20.0,
+    xi: float = 1.0,
+    speed_scale: float = 1.0,
+    settle_time: float = 0.5,
+    timestep: float = 0.001,
+    noise_q: float = 0.0,
+    noise_qd: float = 0.0,
+    payload: float = 0.0,
+    seed: int = 0,
+    plot: str | None = None,
+    return_result: bool = False,
+) -> dict[str, Any] | tuple[dict[str, Any], ClosedLoopResult]:
+    """One closed-loop experiment from a URDF path / bundled robot name (or a model); returns the metrics.
+
+    The controller uses the nominal model; the plant uses a copy with every inertial
+    parameter off by ``model_error`` (random signs, :func:`~robot_dynamics.simulator.perturbed`),
+    an optional tip ``payload`` (kg) and measurement noise.
+    """
+    from .simulator import MujocoArm, perturbed
+
+    if isinstance(urdf, RobotModel):
+        model = urdf
+    else:
+        from .robots import resolve_urdf
+
+        model = RobotModel.from_urdf(str(resolve_urdf(urdf)))
+    n = model.dof
+    q_start = np.zeros(n) if start is None else np.asarray(start, float)
+    if goal is None:
+        raise ValueError("a goal configuration is required")
+    q_goal = np.asarray(goal, float)
+    for v, what in ((q_start, "start"), (q_goal, "goal")):
+        if v.shape != (n,) or not np.all(np.isfinite(v)):
+            raise ValueError(f"{what} must be {n} finite joint values, got {v.tolist()}")
+    if controller not in CONTROLLERS:
+        raise ValueError(f"unknown controller {controller!r}; choose one of {CONTROLLERS}")
+    v_max, a_max = reference_limits(model, speed_scale)
+    traj = point_to_point(q_start, q_goal, v_max, a_max, profile=profile)
+    rng = np.random.default_rng(seed)
+    true_model = perturbed(model, model_error, rng) if model_error > 0 else model
+    plant = MujocoArm(true_model, timestep=timestep, noise_q=noise_q, noise_qd=noise_qd, rng=rng,
+                      payload=(payload, np.zeros(3)) if payload > 0 else None)
+    a = max_diagonal_inertia(model) if controller in ("pid", "pd_gravity") else None
+    ctrl = make_controller(controller, model, omega, xi, a=a)
+    res = run_closed_loop(model, plant, ctrl, traj, settle_time=settle_time)
+    res.metrics.update({"robot": model.name, "profile": profile, "model_error": model_error, "omega": omega,
+                        "trajectory_duration": traj.duration})
+    if plot:
+        plot_closed_loop(res, plot)
+    return (res.metrics, res) if return_result else res.metrics
+
+
+def plot_closed_loop(result: ClosedLoopResult, path: str) -> None:
+    """Three panels: reference vs actual joint positions, tracking error, efforts (relative to limits)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(3, 1, figsize=(9, 10), sharex=True)
+    colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]
+    for j, name in enumerate(result.joint_names):
+        c = colors[j % len(colors)]
+        ax[0].plot(result.t, result.q_ref[:, j], "--", color=c, lw=1)
+        ax[0].plot(result.t, result.q[:, j], color=c, lw=1.2, label=name)
+        ax[1].plot(result.t, result.error[:, j], color=c, lw=1.2, label=name)
+        ax[2].plot(result.t, result.tau[:, j], color=c, lw=1.2, label=name)
+    ax[0].set_ylabel("q (dashed: reference)")
+    ax[1].set_ylabel("error q_d - q")
+    ax[2].set_ylabel("effort")
+    ax[2].set_xlabel("t (s)")
+    ax[0].legend(fontsize=7, ncol=3)
+    m = result.metrics
+    ax[0].set_title(f"{m.get('controller', '')}: max error {m.get('max_tracking_error', float('nan')):.3g}, "
+                    f"max |effort|/limit {m.get('max_effort_ratio', float('nan')):.2f}")
+    for a in ax:
+        a.grid(alpha=0.3)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+# ------------------------------------------------------------------ CLI
+def add_simulate_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
+    """Arguments of ``robot-dynamics simulate``."""
+    parser.add_argument("urdf", help="URDF path or bundled robot name")
+    parser.add_argument("--controller", choices=CONTROLLERS, default="computed_torque")
+    parser.add_argument("--profile", default="trapezoid", help="trapezoid, quintic, ... (issue 7 profiles)")
+    parser.add_argument("--goal", type=float, nargs="+", required=True, help="goal joint values (URDF units)")
+    parser.add_argument("--start", type=float, nargs="+", default=None, help="start joint values (default 0)")
+    parser.add_argument("--model-error", type=float, default=0.0, help="relative error of the plant's inertial parameters")
+    parser.add_argument("--omega", type=float, default=20.0, help="closed-loop bandwidth (rad/s)")
+    parser.add_argument("--xi", type=float, default=1.0, help="damping ratio")
+    parser.add_argument("--speed-scale", type=float, default=1.0, help="fraction of the velocity/acceleration limits")
+    parser.add_argument("--settle", type=float, default=0.5, help="simulated time after the motion (s)")
+    parser.add_argument("--noise", type=float, default=0.0, help="position measurement noise std")
+    parser.add_argument("--payload", type=float, default=0.0, help="tip payload mass (kg)")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--json", action="store_true", help="print the metrics as one JSON object")
+    parser.add_argument("--plot", default=None, help="write a PNG of reference/actual, error and efforts")
+    return parser
+
+
+def simulate_from_args(args: argparse.Namespace) -> int:
+    try:
+        metrics = run_simulation(
+            args.urdf, args.controller, args.profile, args.goal, args.start, model_error=args.model_error,
+            omega=args.omega, xi=args.xi, speed_scale=args.speed_scale, settle_time=args.settle,
+            noise_q=args.noise, payload=args.payload, seed=args.seed, plot=args.plot,
+        )
+    except (ValueError, FileNotFoundError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    if args.json:
+        print(json.dumps(metrics))
+    else:
+        for k in ("controller", "stable", "max_tracking_error", "rms_tracking_error", "final_error",
+                  "max_effort_ratio", "saturation_time"):
+            print(f"{k}: {metrics[k]}")
+    return 0 if metrics["stable"] else 1
+
+
+def simulate_cli(argv: list[str] | None = None) -> int:
+    """``robot-dynamics simulate URDF --controller ... --goal ... [--json] [--plot out.png]``."""
+    parser = add_simulate_arguments(argparse.ArgumentParser(prog="robot-dynamics simulate"))
+    return simulate_from_args(parser.parse_args(argv))
+
+
+__all__ = [
+    "ClosedLoopResult",
+    "add_simulate_arguments",
+    "plot_closed_loop",
+    "reference_limits",
+    "run_closed_loop",
+    "run_simulation",
+    "simulate_cli",
+    "simulate_from_args",
+    "tracking_metrics",
+]

@@ -1,0 +1,59 @@
+"""Joint-space control laws of 001 chapter 9 (pure core: NumPy + the Newton–Euler model).
+
+``make_controller(name, model, omega, ...)`` builds one of ``CONTROLLERS`` with the
+gain design of the seed: PID [9.5]/[9.10], PD + gravity [9.12], computed torque
+[9.22]/[9.24] (tracking) or [9.29] (position), predictive [9.31].
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..robot_model import RobotModel
+from .base import InverseDynamics, JointController, gain_vector
+from .computed_torque import ComputedTorqueController, PredictiveController
+from .gains import computed_torque_gains, max_diagonal_inertia, pd_gains, pid_gains
+from .pd_gravity import PDGravityController
+from .pid import PIDController
+from .realtime_dynamics import RealTimeNewtonEuler
+
+CONTROLLERS = ("computed_torque", "position", "predictive", "pd_gravity", "pid")
+
+
+def make_controller(name: str, model: RobotModel, omega: Any = 20.0, xi: Any = 1.0, *, a: Any = None,
+                    **kwargs: Any) -> JointController:
+    """A controller of ``CONTROLLERS`` tuned for bandwidth ``omega`` (rad/s) and damping ``xi``.
+
+    ``a`` (per-joint max A_jj) is used by ``pid`` and ``pd_gravity``; it is computed
+    from ``model`` when omitted.
+    """
+    if name == "computed_torque":
+        return ComputedTorqueController.tuned(model, omega, xi, scheme="tracking", **kwargs)
+    if name == "position":
+        return ComputedTorqueController.tuned(model, omega, xi, scheme="position", **kwargs)
+    if name == "predictive":
+        return PredictiveController.tuned(model, omega, xi, **kwargs)
+    if name == "pd_gravity":
+        return PDGravityController.tuned(model, omega, xi, a=a, **kwargs)
+    if name == "pid":
+        kwargs.pop("inverse_dynamics", None)
+        return PIDController.tuned(model, omega, a=a, **kwargs)
+    raise ValueError(f"unknown controller {name!r}; choose one of {CONTROLLERS}")
+
+
+__all__ = [
+    "CONTROLLERS",
+    "ComputedTorqueController",
+    "InverseDynamics",
+    "JointController",
+    "PDGravityController",
+    "PIDController",
+    "PredictiveController",
+    "RealTimeNewtonEuler",
+    "computed_torque_gains",
+    "gain_vector",
+    "make_controller",
+    "max_diagonal_inertia",
+    "pd_gains",
+    "pid_gains",
+]
