@@ -21,12 +21,10 @@ env: $(STAMPS)/package
 
 $(STAMPS)/venv:
 	$(PYTHON) -m venv $(VENV)
-	$(VPY) -m pip install -q --upgrade pip
 	@mkdir -p $(STAMPS) && touch $@
 
 $(STAMPS)/requirements: requirements.txt $(STAMPS)/venv
-	$(VPY) -m pip install -q -r requirements.txt 2>&1 | grep -v "^WARNING: Location" || true
-	$(VPY) -m pip check >/dev/null 2>&1 || true
+	$(VPY) -m pip install -q -r requirements.txt
 	$(VPY) -c "import rclpy, numpy, scipy, sympy, pinocchio, mujoco, urdf_parser_py"
 	$(VPY) tools/fix_cmake_exports.py
 	@touch $@
@@ -42,7 +40,7 @@ $(STAMPS)/interfaces: $(INTERFACE_FILES) $(STAMPS)/requirements
 	@touch $@
 
 $(STAMPS)/package: setup.py setup.cfg package.xml $(STAMPS)/interfaces
-	$(VPY) -m pip install -q --no-deps --no-build-isolation -e . 2>&1 | grep -v "^WARNING: Location" || true
+	$(VPY) -m pip install -q --no-deps --no-build-isolation -e .
 	@# ament_python puts the executables in lib/robot_dynamics (for ros2 run); link them onto the venv's PATH
 	for exe in $(VENV)/lib/robot_dynamics/*; do ln -sf "$$exe" $(VENV)/bin/; done
 	$(VPY) -c "import rclpy, robot_dynamics, robot_dynamics_interfaces.srv"
