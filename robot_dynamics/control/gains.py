@@ -56,7 +56,7 @@ def max_diagonal_inertia(model: RobotModel, n_samples: int = 2000, rng: np.rando
 
         for j in range(model.dof):
             res = minimize(lambda x, j=j: -float(diagonal_inertia(model, x[None, :], j)[0]), qs[best[j]],
-                           method="L-BFGS-B", bounds=list(zip(lo, hi)), options={"maxiter": 50})
+                           method="L-BFGS-B", bounds=list(zip(lo, hi, strict=True)), options={"maxiter": 50})
             a[j] = max(a[j], -float(res.fun))
     return a
 
