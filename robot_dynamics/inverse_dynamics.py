@@ -39,7 +39,7 @@ def check_states(model: Any, *arrays: tuple[Any, str]) -> tuple[list[np.ndarray]
     """Validate joint arrays of one shape, ``(n,)`` or ``(N, n)``; return them as (B, n) and a batch flag."""
     out = [model.check_joint_vector(a, what) for a, what in arrays]
     shape = out[0].shape
-    for a, (_, what) in zip(out[1:], arrays[1:]):
+    for a, (_, what) in zip(out[1:], arrays[1:], strict=True):
         if a.shape != shape:
             raise ValueError(f"{what} has shape {a.shape}, expected {shape} like {arrays[0][1]}")
     batch = len(shape) == 2
