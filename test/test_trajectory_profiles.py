@@ -96,7 +96,7 @@ def test_smooth_trapezoid_matches_8_37_to_8_43():
     traj = point_to_point([0.0], [D], kv, ka, "smooth_trapezoid")
     assert traj.duration == pytest.approx(tf, abs=1e-12)
     got = traj.evaluate(t)
-    for x, ref in zip(got, (q, qd, qdd)):
+    for x, ref in zip(got, (q, qd, qdd), strict=True):
         assert np.allclose(x[:, 0], ref, atol=1e-12)
 
 

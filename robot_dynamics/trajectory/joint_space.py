@@ -34,6 +34,7 @@ import numpy as np
 from .base import PiecewiseTrajectory, Trajectory, Triple
 from .profiles import PROFILES, minimum_time, profile_function
 
+_TINY = 1e-200  # displacements below this are treated as zero (avoids overflow of k_v / |D_j|)
 _REL = 1e-12  # relative slack when comparing a requested duration to the minimum
 
 
@@ -85,7 +86,7 @@ class PointToPointTrajectory(Trajectory):
 
     def interpolation(self, t: np.ndarray | float) -> Triple:
         """(r, rd, rdd) of the interpolation function at times t."""
-        if self.duration == 0.0:
+        if self.duration == 0.0 or not np.any(self.displacement):
             z = np.zeros_like(np.asarray(t, dtype=float))
             return z + 1.0, z, z
         if self.tau is None:
@@ -107,7 +108,7 @@ def synchronized_timing(profile: str, displacement: np.ndarray, v_max: np.ndarra
     """
     profile = _check_profile(profile)
     a = np.abs(displacement)
-    moving = a > 0.0
+    moving = a > _TINY
     if not np.any(moving):
         return 0.0, None
     if profile != "linear" and not np.all(np.isfinite(a_max[moving])):
@@ -143,7 +144,7 @@ def point_to_point(q_start: Any, q_goal: Any, v_max: Any, a_max: Any, profile: s
         longer one stretches the minimum-time motion uniformly in time.
 
     Joints with zero displacement stay still; if all are still the minimum
-    duration is 0 (q(t) = q_start).
+    duration is 0 and q(t) = q_goal.  (|D_j| < 1e-200 counts as zero for the timing.)
     """
     qs = _joint_vector(q_start, "q_start")
     n = qs.size

@@ -95,17 +95,18 @@ def trapezoid(t: np.ndarray | float, tf: float, tau: float) -> Triple:
 
     r = t^2 / (2 tau (tf - tau)) on [0, tau], (2t - tau) / (2 (tf - tau)) on the
     constant-velocity phase, 1 - (tf - t)^2 / (2 tau (tf - tau)) on [tf - tau, tf].
-    tau = tf/2 is the bang-bang profile.
+    tau = tf/2 is the bang-bang profile.  Computed in s = t/tf, b = tau/tf.
     """
     tc, inside = _prepare(t, tf)
     _check_tau(tau, tf)
-    tau = min(tau, 0.5 * tf)
-    c = 1.0 / (tau * (tf - tau))
-    u = tf - tc
-    acc, dec = tc < tau, tc > tf - tau
-    r = np.where(acc, 0.5 * c * tc * tc, np.where(dec, 1.0 - 0.5 * c * u * u, (2.0 * tc - tau) / (2.0 * (tf - tau))))
-    rd = np.where(acc, c * tc, np.where(dec, c * u, 1.0 / (tf - tau)))
-    rdd = np.where(acc, c, np.where(dec, -c, 0.0))
+    b = min(tau / tf, 0.5)
+    s = tc / tf
+    c = 1.0 / (b * (1.0 - b))
+    u = 1.0 - s
+    acc, dec = s < b, s > 1.0 - b
+    r = np.where(acc, 0.5 * c * s * s, np.where(dec, 1.0 - 0.5 * c * u * u, (2.0 * s - b) / (2.0 * (1.0 - b))))
+    rd = np.where(acc, c * s, np.where(dec, c * u, 1.0 / (1.0 - b))) / tf
+    rdd = np.where(acc, c, np.where(dec, -c, 0.0)) / tf**2
     return _finish(r, rd, rdd, inside)
 
 
@@ -116,20 +117,21 @@ def smooth_trapezoid(t: np.ndarray | float, tf: float, tau: float) -> Triple:
     lambda_j k_vj = |D_j| / (tf - tau) by 8.45), constant velocity in the middle,
     deceleration by symmetry r(t) = 1 - r_acc(tf - t) (equivalent to "[13.43]" = 8.43).
     The acceleration is parabolic, peaking at tau/2 with 3/(2 tau (tf - tau)) (8.40).
+    Computed in s = t/tf, b = tau/tf.
     """
     tc, inside = _prepare(t, tf)
     _check_tau(tau, tf)
-    tau = min(tau, 0.5 * tf)
-    k = 1.0 / (2.0 * (tf - tau))
-    u = tf - tc
-    acc, dec = tc < tau, tc > tf - tau
-    x = np.where(acc, tc, np.where(dec, u, 0.0))
-    ra = k * (2.0 * x**3 / tau**2 - x**4 / tau**3)
-    rda = k * (6.0 * x**2 / tau**2 - 4.0 * x**3 / tau**3)
-    rdda = k * (12.0 * x / tau**2 - 12.0 * x**2 / tau**3)
-    r = np.where(acc, ra, np.where(dec, 1.0 - ra, (2.0 * tc - tau) * k))
-    rd = np.where(acc | dec, rda, 2.0 * k)
-    rdd = np.where(acc, rdda, np.where(dec, -rdda, 0.0))
+    b = min(tau / tf, 0.5)
+    s = tc / tf
+    k = 1.0 / (2.0 * (1.0 - b))
+    acc, dec = s < b, s > 1.0 - b
+    x = np.where(acc, s, np.where(dec, 1.0 - s, 0.0)) / b  # phase progress in [0, 1]
+    ra = k * b * (2.0 * x**3 - x**4)
+    rda = k * (6.0 * x**2 - 4.0 * x**3)
+    rdda = k / b * (12.0 * x - 12.0 * x**2)
+    r = np.where(acc, ra, np.where(dec, 1.0 - ra, (2.0 * s - b) * k))
+    rd = np.where(acc | dec, rda, 2.0 * k) / tf
+    rdd = np.where(acc, rdda, np.where(dec, -rdda, 0.0)) / tf**2
     return _finish(r, rd, rdd, inside)
 
 
