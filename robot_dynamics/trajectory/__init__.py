@@ -12,6 +12,7 @@ from .joint_space import (
     synchronized_timing,
     through_waypoints,
 )
+from .plot import plot_trajectory
 from .profiles import (
     PROFILES,
     bang_bang,
@@ -22,6 +23,7 @@ from .profiles import (
     smooth_trapezoid,
     trapezoid,
 )
+from .time_scaling import TimeScalingResult, efforts_along, scale_to_effort_limits
 
 __all__ = [
     "PROFILES",
@@ -29,13 +31,17 @@ __all__ = [
     "PiecewiseTrajectory",
     "PointToPointTrajectory",
     "TimeScaledTrajectory",
+    "TimeScalingResult",
     "Trajectory",
     "bang_bang",
     "cubic",
+    "efforts_along",
     "linear",
     "minimum_time",
+    "plot_trajectory",
     "point_to_point",
     "quintic",
+    "scale_to_effort_limits",
     "smooth_trapezoid",
     "synchronized_timing",
     "through_waypoints",
