@@ -340,13 +340,23 @@ def chain_joints(tree: URDFTree, base: str, tip: str) -> list[URDFJoint]:
 
 # ------------------------------------------------------------- geometry
 def _closest_points(p1: np.ndarray, z1: np.ndarray, p2: np.ndarray, z2: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Closest points of two non-parallel lines (p1 + s z1, p2 + t z2)."""
-    w = p1 - p2
-    b = z1 @ z2
-    den = 1.0 - b * b
-    s = (b * (z2 @ w) - (z1 @ w)) / den
-    t = ((z2 @ w) - b * (z1 @ w)) / den
+    """Closest points of two non-parallel lines (p1 + s z1, p2 + t z2); |z1 x z2|^2 as denominator
+    (better conditioned than 1 - (z1.z2)^2 for nearly parallel axes)."""
+    nv = np.cross(z1, z2)
+    den = nv @ nv
+    w = p2 - p1
+    s = np.cross(w, z2) @ nv / den
+    t = np.cross(w, z1) @ nv / den
     return p1 + s * z1, p2 + t * z2
+
+
+def _common_normal(z1: np.ndarray, z2: np.ndarray) -> np.ndarray:
+    """Unit x = z1 x z2 / |z1 x z2|, built as z1 x w with w the unit component of z2 normal to z1,
+    so that x is orthogonal to z1 and z2 to round-off even for nearly parallel axes."""
+    w = z2 - (z1 @ z2) * z1
+    w /= np.linalg.norm(w)
+    x = np.cross(z1, w)
+    return x / np.linalg.norm(x)
 
 
 def _project(point: np.ndarray, p: np.ndarray, z: np.ndarray) -> np.ndarray:
@@ -423,8 +433,7 @@ def place_mdh_frames(
             continue
         o_fixed = fixed_origin(k)
         if o_fixed is not None:
-            x = np.cross(z[k], z[k + 1])
-            x /= np.linalg.norm(x)
+            x = _common_normal(z[k], z[k + 1])
             if x @ hint_x < -1e-9:
                 x = -x
             o = o_fixed
