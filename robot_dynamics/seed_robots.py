@@ -57,7 +57,7 @@ def _model(
     frames: dict[str, tuple[int, np.ndarray]] = {"base_link": (0, np.eye(4))}
     bt = np.eye(4) if base_transform is None else base_transform
     frames["base_link"] = (0, np.linalg.inv(bt))
-    for j, ((sigma, alpha, d, theta, r), (lo, up, vel, eff, acc)) in enumerate(zip(table, limits), start=1):
+    for j, ((sigma, alpha, d, theta, r), (lo, up, vel, eff, acc)) in enumerate(zip(table, limits, strict=True), start=1):
         joints.append(
             MDHJoint(
                 name=f"joint{j}", antecedent=j - 1, sigma=sigma, alpha=alpha, d=d, theta=theta, r=r,
@@ -88,7 +88,7 @@ def rx90(D3: float = 0.45, RL4: float = 0.45) -> RobotModel:
     vel = [236, 200, 286, 401, 320, 580]
     eff = [300.0, 300.0, 150.0, 40.0, 40.0, 20.0]
     acc = [10.0, 10.0, 12.0, 20.0, 20.0, 30.0]
-    limits = [(a * DEG, b * DEG, v * DEG, e, ac) for (a, b), v, e, ac in zip(rng, vel, eff, acc)]
+    limits = [(a * DEG, b * DEG, v * DEG, e, ac) for (a, b), v, e, ac in zip(rng, vel, eff, acc, strict=True)]
     bodies = [
         (20.0, (0.0, 0.0, -0.1), (0.30, 0.30, 0.25)),
         (15.0, (0.2, 0.0, 0.05), (0.05, 0.30, 0.30)),

@@ -468,7 +468,7 @@ def place_mdh_frames(
         x = x - (x @ z[k]) * z[k]
         xs.append(x / np.linalg.norm(x))
         os_.append(o)
-    frames = [make_transform(np.column_stack([x, np.cross(zz, x), zz]), o) for x, zz, o in zip(xs, z, os_)]
+    frames = [make_transform(np.column_stack([x, np.cross(zz, x), zz]), o) for x, zz, o in zip(xs, z, os_, strict=True)]
     return frames, sign
 
 

@@ -21,7 +21,7 @@ class PinocchioURDF:
     def q_vector(self, names: list[str], q: np.ndarray) -> np.ndarray:
         """Pinocchio configuration with the named URDF joints at ``q`` (continuous joints as cos/sin)."""
         out = pin.neutral(self.model)
-        for name, v in zip(names, q):
+        for name, v in zip(names, q, strict=True):
             jid = self.model.getJointId(name)
             jm = self.model.joints[jid]
             if jm.nq == 2:
