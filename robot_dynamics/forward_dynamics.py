@@ -20,6 +20,7 @@ import numpy as np
 from .dynamic_terms import _axis_index, _inertia_matrix_mdh, screw_transforms, spatial_inertias
 from .inverse_dynamics import (
     _cross,
+    _cross_z,
     _gravity_r0,
     _rt,
     check_states,
@@ -71,7 +72,7 @@ def _recursive_mdh(
         a = ant[i]
         wa = w[:, a]
         wjm = _rt(rot[:, i], wa)
-        wxa = np.stack([wjm[:, 1] * qd_m[:, i], -wjm[:, 0] * qd_m[:, i], np.zeros(b)], -1)
+        wxa = _cross_z(wjm, qd_m[:, i])
         gamma[:, i, :3] = _rt(rot[:, i], _cross(wa, _cross(wa, pos[:, i])))
         wj = wjm.copy()
         if rev[i]:

@@ -82,23 +82,30 @@ def mdh_geometry(model: Any, q: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return rot, pos
 
 
+_I1 = np.array([1, 2, 0])
+_I2 = np.array([2, 0, 1])
+_I3 = np.array([1, 0, 2])
+_ZSGN = np.array([1.0, -1.0, 0.0])
+
+
 def _cross(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """Cross product of (..., 3) arrays (faster than np.cross on small batches)."""
-    out = np.empty(np.broadcast_shapes(a.shape, b.shape))
-    out[..., 0] = a[..., 1] * b[..., 2] - a[..., 2] * b[..., 1]
-    out[..., 1] = a[..., 2] * b[..., 0] - a[..., 0] * b[..., 2]
-    out[..., 2] = a[..., 0] * b[..., 1] - a[..., 1] * b[..., 0]
-    return out
+    """Cross product of (..., 3) arrays (cheaper than np.cross on small batches)."""
+    return a[..., _I1] * b[..., _I2] - a[..., _I2] * b[..., _I1]
+
+
+def _cross_z(w: np.ndarray, qd: np.ndarray) -> np.ndarray:
+    """w × (q̇ z) for (B, 3) and (B,): q̇ [w_y, -w_x, 0]."""
+    return w[:, _I3] * _ZSGN * qd[:, None]
 
 
 def _rt(rot: np.ndarray, v: np.ndarray) -> np.ndarray:
     """R^T v for (B, 3, 3) and (B, 3)."""
-    return np.einsum("bki,bk->bi", rot, v)
+    return (v[:, None, :] @ rot)[:, 0]
 
 
 def _rv(rot: np.ndarray, v: np.ndarray) -> np.ndarray:
     """R v for (B, 3, 3) and (B, 3)."""
-    return np.einsum("bik,bk->bi", rot, v)
+    return (rot @ v[:, :, None])[..., 0]
 
 
 def inertia_tensors(model: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -183,8 +190,7 @@ def newton_euler_mdh(
         wa, wda = w[:, a], wd[:, a]
         wjm = _rt(rj, wa)  # 7.51
         qdj, qddj = qd_m[:, i], qdd_m[:, i]
-        # jω_{j-1} × q̇_j a_j with a_j = z
-        wxa = np.stack([wjm[:, 1] * qdj, -wjm[:, 0] * qdj, np.zeros(b)], -1)
+        wxa = _cross_z(wjm, qdj)  # jω_{j-1} × q̇_j a_j with a_j = z
         upj = _cross(wda, pj) + _cross(wa, _cross(wa, pj))  # U_{j-1} P_j
         vdj = _rt(rj, vd[:, a] + upj)
         wdj = _rt(rj, wda)
@@ -295,7 +301,7 @@ def regressor(model: Any, q: Any, qd: Any, qdd: Any, gravity: Any = None) -> np.
         wa, wda = w[:, a], wd[:, a]
         wjm = _rt(rj, wa)
         qdj, qddj = qd_m[:, i], qdd_m[:, i]
-        wxa = np.stack([wjm[:, 1] * qdj, -wjm[:, 0] * qdj, np.zeros(b)], -1)
+        wxa = _cross_z(wjm, qdj)
         vdj = _rt(rj, vd[:, a] + _cross(wda, pj) + _cross(wa, _cross(wa, pj)))
         wdj = _rt(rj, wda)
         wj = wjm.copy()
