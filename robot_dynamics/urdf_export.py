@@ -28,13 +28,16 @@ from .urdf_conversion import matrix_to_rpy
 _IDENTITY_TOL = 1e-12
 
 
-def _num(v: float) -> str:
+def _num(v: float, short: bool = False) -> str:
+    """Lossless ``repr``; ``short`` drops the round-off noise (<= 1e-15 relative) of the COM/inertia
+    re-expression so that e.g. 0.1 is not written 0.10000000000000002."""
     v = float(v)
     if v == 0.0:
         return "0"
-    short = f"{v:.15g}"  # drop round-off noise of the COM/inertia re-expression (<= 1e-15 relative)
-    if abs(float(short) - v) <= 1e-15 * abs(v):
-        return short
+    if short:
+        text = f"{v:.15g}"
+        if abs(float(text) - v) <= 1e-15 * abs(v):
+            return text
     return repr(v)
 
 
@@ -60,10 +63,10 @@ def _inertial_xml(p: np.ndarray, indent: str, what: str) -> str:
     i2 = indent + "  "
     return (
         f"{indent}<inertial>\n"
-        f'{i2}<origin xyz="{_vec(c)}" rpy="0 0 0"/>\n'
+        f'{i2}<origin xyz="{" ".join(_num(x, True) for x in c)}" rpy="0 0 0"/>\n'
         f'{i2}<mass value="{_num(m)}"/>\n'
-        f'{i2}<inertia ixx="{_num(i_c[0, 0])}" ixy="{_num(i_c[0, 1])}" ixz="{_num(i_c[0, 2])}" '
-        f'iyy="{_num(i_c[1, 1])}" iyz="{_num(i_c[1, 2])}" izz="{_num(i_c[2, 2])}"/>\n'
+        f'{i2}<inertia ixx="{_num(i_c[0, 0], True)}" ixy="{_num(i_c[0, 1], True)}" ixz="{_num(i_c[0, 2], True)}" '
+        f'iyy="{_num(i_c[1, 1], True)}" iyz="{_num(i_c[1, 2], True)}" izz="{_num(i_c[2, 2], True)}"/>\n'
         f"{indent}</inertial>\n"
     )
 
