@@ -334,11 +334,22 @@ class RobotModel:
 
     # ------------------------------------------------ constructors (issue 3)
     @classmethod
-    def from_urdf(cls, source: str, base_link: str | None = None, tip_link: str | None = None) -> RobotModel:
+    def from_urdf(
+        cls,
+        source: str,
+        base_link: str | None = None,
+        tip_link: str | None = None,
+        *,
+        rotor_inertia: dict[str, float] | None = None,
+        acceleration_limits: dict[str, float] | None = None,
+    ) -> RobotModel:
         """Exact URDF -> MDH conversion; ``source`` is a path or an XML string."""
         from .urdf_conversion import model_from_urdf
 
-        return model_from_urdf(source, base_link=base_link, tip_link=tip_link)
+        return model_from_urdf(
+            source, base_link=base_link, tip_link=tip_link,
+            rotor_inertia=rotor_inertia, acceleration_limits=acceleration_limits,
+        )
 
     # ------------------------------------- geometric models (issue 3, geometric_model.py)
     def jacobian(self, q: Any, link: str | None = None) -> np.ndarray:

@@ -103,6 +103,8 @@ def test_config_rotor_inertia_and_acceleration_limits() -> None:
     model = model_from_urdf(path, rotor_inertia={"elbow_joint": 0.7}, acceleration_limits={"wrist_1_joint": 9.0})
     assert model.Ia.tolist() == [0, 0, 0.7, 0, 0, 0]
     assert model.limits["acceleration"][3] == 9.0
+    via_model = RobotModel.from_urdf(path, rotor_inertia={"elbow_joint": 0.7}, acceleration_limits={"wrist_1_joint": 9.0})
+    assert via_model.to_dict() == model.to_dict()
     with pytest.raises(ValueError, match="unknown joint names.*nope"):
         model_from_urdf(path, rotor_inertia={"nope": 1.0})
 
