@@ -123,7 +123,11 @@ def run_closed_loop(
             break
         sat[k] = controller.saturated
         if k < steps - 1:
-            plant.step(tau[k], n_steps=sub)
+            try:
+                plant.step(tau[k], n_steps=sub)
+            except RuntimeError:  # PlantDiverged
+                stable, k_end = False, k + 1
+                break
     sl = slice(0, k_end)
     lim = controller.effort_limit
     res = ClosedLoopResult(times[sl], q[sl], qd[sl], q_ref[sl], qd_ref[sl], qdd_ref[sl], tau[sl], sat[sl],

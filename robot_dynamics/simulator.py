@@ -223,6 +223,15 @@ def model_to_mjcf(
 
 
 # ----------------------------------------------------------------------- plant
+class PlantDiverged(RuntimeError):
+    """MuJoCo flagged a non-finite or huge control, acceleration, velocity or position (it then resets or
+    zeroes it): the closed loop is unstable."""
+
+
+_BAD = (mujoco.mjtWarning.mjWARN_BADQACC, mujoco.mjtWarning.mjWARN_BADQVEL, mujoco.mjtWarning.mjWARN_BADQPOS,
+        mujoco.mjtWarning.mjWARN_BADCTRL)
+
+
 class PlantState(NamedTuple):
     """Measured plant state in URDF coordinates (unpacks as ``t, q, qd, effort``)."""
 
@@ -294,17 +303,26 @@ class MujocoArm:
         mujoco.mj_forward(self.mj_model, self.mj_data)
 
     def step(self, tau: Any, n_steps: int = 1) -> None:
-        """Apply joint efforts ``tau`` (held constant, clipped to the effort limits) for ``n_steps`` steps."""
+        """Apply joint efforts ``tau`` (held constant, clipped to the effort limits) for ``n_steps`` steps.
+
+        Raises :class:`PlantDiverged` when MuJoCo flags a bad acceleration/velocity/position.
+        """
         tau = self._vec(tau, "tau")
         if int(n_steps) < 1:
             raise ValueError("n_steps must be >= 1")
         self.mj_data.ctrl[:] = np.clip(tau, -self.effort_limit, self.effort_limit)
+        before = self._bad_count()
         if self._fc is None:
             mujoco.mj_step(self.mj_model, self.mj_data, nstep=int(n_steps))
-            return
-        for _ in range(int(n_steps)):
-            self.mj_data.qfrc_applied[:] = -self._fc * np.sign(self.mj_data.qvel)
-            mujoco.mj_step(self.mj_model, self.mj_data)
+        else:
+            for _ in range(int(n_steps)):
+                self.mj_data.qfrc_applied[:] = -self._fc * np.sign(self.mj_data.qvel)
+                mujoco.mj_step(self.mj_model, self.mj_data)
+        if self._bad_count() > before:
+            raise PlantDiverged(f"simulation diverged at t = {self.time:.4f} s (MuJoCo reset the state)")
+
+    def _bad_count(self) -> int:
+        return sum(int(self.mj_data.warning[w].number) for w in _BAD)
 
     def state(self, noisy: bool = True) -> PlantState:
         """(t, q, qd, effort); Gaussian measurement noise on q and qd if configured and ``noisy``."""
@@ -359,6 +377,7 @@ __all__ = [
     "MIN_INERTIA",
     "MIN_MASS",
     "MujocoArm",
+    "PlantDiverged",
     "PlantState",
     "central_inertia",
     "model_to_mjcf",

@@ -157,6 +157,15 @@ def test_effort_limit_saturates_the_input():
     assert 'ctrlrange="-5.0 5.0"' in arm.mjcf
 
 
+def test_divergence_raises():
+    from robot_dynamics.simulator import PlantDiverged
+
+    arm = MujocoArm(slider())
+    arm.reset([0.0])
+    with pytest.raises(PlantDiverged):
+        arm.step([1e14])
+
+
 def test_sensor_noise_statistics():
     arm = MujocoArm(slider(), noise_q=1e-3, noise_qd=2e-2, rng=3)
     arm.reset([0.1])
