@@ -4,7 +4,7 @@ Every generator returns a :class:`Trajectory` with ``.n``/``.joint_count``,
 ``.duration``, ``.evaluate(t) -> (q, qd, qdd)`` and ``.sample(period)``.
 """
 
-from .base import PiecewiseTrajectory, TimeScaledTrajectory, Trajectory
+from .base import PiecewiseTrajectory, SampledTrajectory, TimeScaledTrajectory, Trajectory
 from .joint_space import (
     HermiteSegment,
     PointToPointTrajectory,
@@ -23,6 +23,7 @@ from .profiles import (
     smooth_trapezoid,
     trapezoid,
 )
+from .task_space import TaskSpaceLine, axis_angle, task_space_line
 from .time_scaling import TimeScalingResult, efforts_along, scale_to_effort_limits
 
 __all__ = [
@@ -31,8 +32,11 @@ __all__ = [
     "PiecewiseTrajectory",
     "PointToPointTrajectory",
     "TimeScaledTrajectory",
+    "SampledTrajectory",
+    "TaskSpaceLine",
     "TimeScalingResult",
     "Trajectory",
+    "axis_angle",
     "bang_bang",
     "cubic",
     "efforts_along",
@@ -44,6 +48,7 @@ __all__ = [
     "scale_to_effort_limits",
     "smooth_trapezoid",
     "synchronized_timing",
+    "task_space_line",
     "through_waypoints",
     "trapezoid",
 ]

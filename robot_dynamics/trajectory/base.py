@@ -117,3 +117,47 @@ class TimeScaledTrajectory(Trajectory):
     def _evaluate(self, t: np.ndarray) -> Triple:
         q, qd, qdd = self.base._evaluate(np.clip(t / self.k, 0.0, self.base.duration))
         return q, qd / self.k, qdd / self.k**2
+
+
+# quintic Hermite basis on s in [0, 1] (ascending powers s^0..s^5) for
+# q0, h v0, h^2 a0, q1, h v1, h^2 a1
+_QUINTIC_HERMITE = np.array([
+    [1, 0, 0, -10, 15, -6],
+    [0, 1, 0, -6, 8, -3],
+    [0, 0, 0.5, -1.5, 1.5, -0.5],
+    [0, 0, 0, 10, -15, 6],
+    [0, 0, 0, -4, 7, -3],
+    [0, 0, 0, 0.5, -1, 0.5],
+])
+
+
+class SampledTrajectory(Trajectory):
+    """Piecewise quintic Hermite interpolation of knots (t_k, q_k, qd_k, qdd_k): C^2, exact at the knots."""
+
+    def __init__(self, times: np.ndarray, q: np.ndarray, qd: np.ndarray, qdd: np.ndarray) -> None:
+        times = np.asarray(times, dtype=float)
+        if times.ndim != 1 or times.size < 2 or times[0] != 0.0 or np.any(np.diff(times) <= 0):
+            raise ValueError("knot times must be increasing, start at 0, and number at least 2")
+        shape = (times.size, np.asarray(q).shape[-1])
+        arrays = [np.asarray(a, dtype=float) for a in (q, qd, qdd)]
+        if any(a.shape != shape for a in arrays) or not all(np.all(np.isfinite(a)) for a in arrays):
+            raise ValueError(f"knot values must be finite with shape {shape}")
+        self.times, (self.q_knots, self.qd_knots, self.qdd_knots) = times, arrays
+        self.n = shape[1]
+        self.duration = float(times[-1])
+
+    def _evaluate(self, t: np.ndarray) -> Triple:
+        k = np.clip(np.searchsorted(self.times, t, side="right") - 1, 0, self.times.size - 2)
+        h = (self.times[k + 1] - self.times[k])[:, None]
+        s = (t - self.times[k])[:, None] / h
+        p = np.arange(6)
+        pw = s ** p  # (N, 6)
+        pw1 = np.where(p > 0, p * s ** np.maximum(p - 1, 0), 0.0)
+        pw2 = np.where(p > 1, p * (p - 1) * s ** np.maximum(p - 2, 0), 0.0)
+        b0, b1, b2 = pw @ _QUINTIC_HERMITE.T, pw1 @ _QUINTIC_HERMITE.T, pw2 @ _QUINTIC_HERMITE.T  # (N, 6)
+        coef = np.stack([self.q_knots[k], h * self.qd_knots[k], h * h * self.qdd_knots[k],
+                         self.q_knots[k + 1], h * self.qd_knots[k + 1], h * h * self.qdd_knots[k + 1]], axis=1)
+        q = np.einsum("nb,nbj->nj", b0, coef)
+        qd = np.einsum("nb,nbj->nj", b1, coef) / h
+        qdd = np.einsum("nb,nbj->nj", b2, coef) / h**2
+        return q, qd, qdd
