@@ -259,16 +259,20 @@ def add_simulate_arguments(parser: argparse.ArgumentParser) -> argparse.Argument
 
 
 def simulate_from_args(args: argparse.Namespace) -> int:
+    """Run ``robot-dynamics simulate`` from parsed arguments (missing options take their defaults)."""
+    defaults = vars(add_simulate_arguments(argparse.ArgumentParser()).parse_args(["x", "--goal", "0"]))
+    opt = {k: getattr(args, k, v) for k, v in defaults.items()}
     try:
         metrics = run_simulation(
-            args.urdf, args.controller, args.profile, args.goal, args.start, model_error=args.model_error,
-            omega=args.omega, xi=args.xi, speed_scale=args.speed_scale, settle_time=args.settle,
-            noise_q=args.noise, payload=args.payload, seed=args.seed, plot=args.plot,
+            opt["urdf"], opt["controller"], opt["profile"], opt["goal"], opt["start"],
+            model_error=opt["model_error"], omega=opt["omega"], xi=opt["xi"], speed_scale=opt["speed_scale"],
+            settle_time=opt["settle"], noise_q=opt["noise"], payload=opt["payload"], seed=opt["seed"],
+            plot=opt["plot"],
         )
     except (ValueError, FileNotFoundError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    if args.json:
+    if opt["json"]:
         print(json.dumps(metrics))
     else:
         for k in ("controller", "stable", "max_tracking_error", "rms_tracking_error", "final_error",
@@ -277,8 +281,13 @@ def simulate_from_args(args: argparse.Namespace) -> int:
     return 0 if metrics["stable"] else 1
 
 
-def simulate_cli(argv: list[str] | None = None) -> int:
-    """``robot-dynamics simulate URDF --controller ... --goal ... [--json] [--plot out.png]``."""
+def simulate_cli(argv: list[str] | argparse.Namespace | None = None) -> int:
+    """``robot-dynamics simulate URDF --controller ... --goal ... [--json] [--plot out.png]``.
+
+    ``argv`` is a list of command-line words or an already parsed ``argparse.Namespace``.
+    """
+    if isinstance(argv, argparse.Namespace):
+        return simulate_from_args(argv)
     parser = add_simulate_arguments(argparse.ArgumentParser(prog="robot-dynamics simulate"))
     return simulate_from_args(parser.parse_args(argv))
 

@@ -170,3 +170,13 @@ def test_run_simulation_with_model_error_and_plot_function(tmp_path):
     assert res.q.shape == res.tau.shape == (res.t.size, 2)
     plot_closed_loop(res, str(tmp_path / "p.png"))
     assert (tmp_path / "p.png").stat().st_size > 1000
+
+
+def test_cli_accepts_a_parsed_namespace(capsys):
+    import argparse
+
+    ns = argparse.Namespace(urdf="planar2r", controller="pid", profile="trapezoid", goal=[0.5, 0.5], start=None,
+                            model_error=0.0, seed=0, json=True, plot=None)
+    assert simulate_cli(ns) == 0
+    metrics = json.loads(capsys.readouterr().out)
+    assert metrics["controller"] == "pid" and metrics["stable"]
