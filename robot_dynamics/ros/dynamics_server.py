@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 from rclpy.node import Node
+
 from robot_dynamics_interfaces.srv import DynamicTerms, ForwardDynamics, InverseDynamics
 
 from ..robot_model import RobotModel

@@ -1,0 +1,91 @@
+"""The one description of the robot_dynamics node set.
+
+Both ``launch/bringup.launch.py`` (real ROS 2 installs, launch_ros) and the
+runner ``robot-dynamics bringup`` (no launch_ros) build their nodes from
+:func:`node_set`, so the two cannot drift apart.  No rclpy import here.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..robots import resolve_urdf
+
+PACKAGE = "robot_dynamics"
+SIMULATORS = ("mujoco", "gazebo", "none")
+
+
+@dataclass
+class NodeSpec:
+    """One node: ROS package/executable/name, parameter files and inline parameters."""
+
+    executable: str
+    name: str
+    module: str  # python -m robot_dynamics.ros.<module>
+    parameter_files: list[str] = field(default_factory=list)
+    parameters: dict[str, Any] = field(default_factory=dict)
+    package: str = PACKAGE
+
+    def command(self, python: str = sys.executable) -> list[str]:
+        """Command line that runs this node without ros2 run / launch."""
+        cmd = [python, "-m", f"{PACKAGE}.ros.{self.module}", "--ros-args", "-r", f"__node:={self.name}"]
+        for f in self.parameter_files:
+            cmd += ["--params-file", f]
+        for k, v in self.parameters.items():
+            cmd += ["-p", f"{k}:={_param_text(v)}"]
+        return cmd
+
+
+def _param_text(v: Any) -> str:
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, (list, tuple)):
+        return "[" + ",".join(_param_text(x) for x in v) + "]"
+    return str(v)
+
+
+def config_dir() -> Path:
+    """``config/`` of the source tree, else of the installed share directory."""
+    here = Path(__file__).resolve().parents[2] / "config"
+    if here.is_dir():
+        return here
+    for prefix in [sys.prefix, *os.environ.get("AMENT_PREFIX_PATH", "").split(os.pathsep)]:
+        cand = Path(prefix) / "share" / PACKAGE / "config"
+        if prefix and cand.is_dir():
+            return cand
+    raise FileNotFoundError("robot_dynamics config directory not found")
+
+
+def node_set(robot: str = "rx90", sim: str = "mujoco", use_sim_time: bool | None = None,
+             extra_parameter_files: list[str] | None = None) -> list[NodeSpec]:
+    """The nodes of a bring-up: conversion, dynamics server, trajectory generator, controller (+ simulated arm).
+
+    ``sim``: ``mujoco`` adds the ``mujoco_sim`` node (it stands in for controller_manager +
+    joint_state_broadcaster + effort ForwardCommandController); ``gazebo`` and ``none`` expect
+    those from ros2_control (launch file only).  ``use_sim_time`` defaults to True with a simulator.
+    """
+    if sim not in SIMULATORS:
+        raise ValueError(f"sim must be one of {SIMULATORS}, got {sim!r}")
+    urdf = str(resolve_urdf(robot))
+    cfg = config_dir()
+    files = [str(cfg / "robot_dynamics.yaml")]
+    robot_file = cfg / f"{Path(urdf).stem}.yaml"
+    if robot_file.is_file():
+        files.append(str(robot_file))
+    files += list(extra_parameter_files or [])
+    sim_time = (sim != "none") if use_sim_time is None else use_sim_time
+    common = {"urdf_path": urdf, "use_sim_time": sim_time}
+    nodes = [
+        NodeSpec("urdf_to_dh", "urdf_to_dh", "urdf_to_dh", files, dict(common)),
+        NodeSpec("dynamics_server", "dynamics_server", "dynamics_server", files, dict(common)),
+        NodeSpec("trajectory_generator", "trajectory_generator", "trajectory_generator", files, dict(common)),
+        NodeSpec("computed_torque_controller", "computed_torque_controller", "computed_torque_controller", files, dict(common)),
+    ]
+    if sim == "mujoco":
+        # the simulator is the source of /clock: it runs on the wall clock itself
+        nodes.append(NodeSpec("mujoco_sim", "mujoco_sim", "mujoco_sim", files, {"urdf_path": urdf, "use_sim_time": False}))
+    return nodes

@@ -1,0 +1,182 @@
+"""Node ``trajectory_generator``: synchronized joint trajectories of 001 chapter 8 as a service.
+
+``~/plan`` (``robot_dynamics_interfaces/srv/PlanTrajectory``) plans through the
+waypoints with the requested profile, minimum time under the velocity and
+acceleration limits (request values, else the ``max_velocity``/``max_acceleration``
+parameters, else the URDF limits), samples it at ``sample_period`` and returns a
+``trajectory_msgs/JointTrajectory``.  With ``execute`` the trajectory goes to
+``/<controller>/joint_trajectory``.  The tip path is published for rviz on
+``~/path_markers`` (``visualization_msgs/MarkerArray``: DELETEALL, then a LINE_STRIP
+and the waypoints as a SPHERE_LIST, in the ``base_link`` frame).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from builtin_interfaces.msg import Duration
+from geometry_msgs.msg import Point
+from rclpy.node import Node
+from rclpy.qos import qos_profile_sensor_data
+from sensor_msgs.msg import JointState
+from std_msgs.msg import ColorRGBA
+from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
+from visualization_msgs.msg import Marker, MarkerArray
+
+from robot_dynamics_interfaces.srv import PlanTrajectory
+
+from ..robot_model import RobotModel
+from ..trajectory import PROFILES, TimeScaledTrajectory, Trajectory, through_waypoints
+from .conversions import JointOrder
+from .description import RobotDescription
+from .runtime import run_node
+
+MAX_SAMPLES = 100_000
+
+
+def plan_joint_trajectory(
+    waypoints: np.ndarray, v_max: np.ndarray, a_max: np.ndarray, profile: str, duration: float
+) -> Trajectory:
+    """Minimum-time synchronized trajectory through ``waypoints`` (m, n), optionally stretched to ``duration``."""
+    traj = through_waypoints(waypoints, v_max, a_max, profile=profile)
+    if duration > 0:
+        if traj.duration <= 0:
+            return traj
+        if duration < traj.duration * (1 - 1e-12):
+            raise ValueError(f"duration {duration} s is shorter than the minimum {traj.duration:.6g} s for these limits")
+        traj = TimeScaledTrajectory(traj, duration / traj.duration)
+    return traj
+
+
+def _duration_msg(t: float) -> Duration:
+    ns = round(t * 1e9)
+    return Duration(sec=ns // 1_000_000_000, nanosec=ns % 1_000_000_000)
+
+
+class TrajectoryGenerator(Node):
+    def __init__(self) -> None:
+        super().__init__("trajectory_generator")
+        self.declare_parameter("controller", "computed_torque_controller")
+        self.declare_parameter("sample_period", 0.01)
+        self.declare_parameter("max_velocity", [0.0])
+        self.declare_parameter("max_acceleration", [0.0])
+        self.model: RobotModel | None = None
+        self.current: dict[str, float] = {}
+        controller = self.get_parameter("controller").value
+        self.traj_pub = self.create_publisher(JointTrajectory, f"/{controller}/joint_trajectory", 10)
+        self.marker_pub = self.create_publisher(MarkerArray, "~/path_markers", 10)
+        self.create_subscription(JointState, "/joint_states", self.on_joint_states, qos_profile_sensor_data)
+        self.create_service(PlanTrajectory, "~/plan", self.plan)
+        self.description = RobotDescription(self, self._on_model)
+
+    def _on_model(self, model: RobotModel, urdf: str) -> None:
+        self.model = model
+
+    def on_joint_states(self, msg: JointState) -> None:
+        if len(msg.position) == len(msg.name):
+            self.current.update(zip(msg.name, msg.position, strict=True))
+
+    def _limits(self, request_values, parameter: str, urdf: np.ndarray, order: JointOrder, n: int) -> np.ndarray:
+        if len(request_values):
+            v = order.model_vector(request_values, parameter, n)
+        else:
+            param = [x for x in self.get_parameter(parameter).value if x > 0]
+            v = np.array(param, float) if param else urdf
+            if v.shape != (n,):
+                raise ValueError(f"parameter {parameter} must have {n} values")
+        if np.any(v <= 0) or not np.all(np.isfinite(v)):
+            bad = [self.model.joint_names[i] for i in np.flatnonzero(~(np.isfinite(v) & (v > 0)))]
+            raise ValueError(f"{parameter} must be finite and positive; missing or bad for {bad}")
+        return v
+
+    def plan(self, request: PlanTrajectory.Request, response: PlanTrajectory.Response) -> PlanTrajectory.Response:
+        try:
+            self._plan(request, response)
+            response.success = True
+        except Exception as exc:  # every bad request is answered; the node keeps serving
+            response.success = False
+            response.message = f"{type(exc).__name__}: {exc}"
+        return response
+
+    def _plan(self, request: PlanTrajectory.Request, response: PlanTrajectory.Response) -> None:
+        model = self.model
+        if model is None:
+            raise ValueError("no robot model yet (robot_description not received)")
+        n = model.dof
+        order = JointOrder(model.joint_names, list(request.joint_names))
+        profile = request.profile or "trapezoid"
+        if profile not in PROFILES:
+            raise ValueError(f"unknown profile {profile!r}; choose one of {list(PROFILES)}")
+        rows = [order.model_vector(p.positions, f"waypoints[{k}].positions", n) for k, p in enumerate(request.waypoints)]
+        if request.start_from_current or len(rows) == 1:
+            missing = [j for j in model.joint_names if j not in self.current]
+            if missing:
+                raise ValueError(f"no current position on /joint_states for {missing}")
+            rows.insert(0, np.array([self.current[j] for j in model.joint_names]))
+        if len(rows) < 2:
+            raise ValueError("need at least one waypoint (the start is then the current /joint_states)")
+        waypoints = np.array(rows)
+        lim = model.limits
+        outside = (waypoints < lim["lower"] - 1e-9) | (waypoints > lim["upper"] + 1e-9)
+        if np.any(outside[1:]):
+            k, j = np.argwhere(outside[1:])[0]
+            raise ValueError(f"waypoint {k} is outside the limits of joint {model.joint_names[j]!r}")
+        v_max = self._limits(request.max_velocity, "max_velocity", lim["velocity"], order, n)
+        a_max = self._limits(request.max_acceleration, "max_acceleration", lim["acceleration"], order, n)
+        if not math.isfinite(request.duration) or request.duration < 0:
+            raise ValueError("duration must be finite and >= 0")
+        period = request.sample_period or self.get_parameter("sample_period").value
+        if not (math.isfinite(period) and period > 0):
+            raise ValueError("sample_period must be finite and positive")
+        traj = plan_joint_trajectory(waypoints, v_max, a_max, profile, request.duration)
+        if traj.duration / period > MAX_SAMPLES:
+            raise ValueError(f"{traj.duration / period:.0f} samples exceed {MAX_SAMPLES}; use a longer sample_period")
+        times, q, qd, qdd = traj.sample(period)
+        perm = order.to_request
+        msg = JointTrajectory(joint_names=order.names)
+        msg.points = [
+            JointTrajectoryPoint(
+                positions=q[k, perm].tolist(),
+                velocities=qd[k, perm].tolist(),
+                accelerations=qdd[k, perm].tolist(),
+                time_from_start=_duration_msg(float(t)),
+            )
+            for k, t in enumerate(times)
+        ]
+        response.trajectory = msg
+        response.duration = float(traj.duration)
+        response.message = f"{profile}: {traj.duration:.4f} s, {len(times)} points"
+        if request.execute:
+            self.traj_pub.publish(msg)
+            response.message += ", sent to the controller"
+        self._publish_path(q, waypoints)
+
+    def _publish_path(self, q: np.ndarray, waypoints: np.ndarray) -> None:
+        model = self.model
+        frame = model.base_link
+        tips = model.forward_kinematics(q)[:, :3, 3]
+        marks = model.forward_kinematics(waypoints)[:, :3, 3]
+        clear = Marker(action=Marker.DELETEALL)
+        path = Marker(type=Marker.LINE_STRIP, action=Marker.ADD, ns="tip_path", id=0)
+        path.header.frame_id = frame
+        path.header.stamp = self.get_clock().now().to_msg()
+        path.pose.orientation.w = 1.0
+        path.scale.x = 0.005
+        path.color = ColorRGBA(r=0.1, g=0.6, b=1.0, a=1.0)
+        path.points = [Point(x=float(x), y=float(y), z=float(z)) for x, y, z in tips]
+        dots = Marker(type=Marker.SPHERE_LIST, action=Marker.ADD, ns="waypoints", id=1)
+        dots.header = path.header
+        dots.pose.orientation.w = 1.0
+        dots.scale.x = dots.scale.y = dots.scale.z = 0.03
+        dots.color = ColorRGBA(r=1.0, g=0.5, b=0.0, a=1.0)
+        dots.points = [Point(x=float(x), y=float(y), z=float(z)) for x, y, z in marks]
+        self.marker_pub.publish(MarkerArray(markers=[clear, path, dots]))
+
+
+def main(args: list[str] | None = None) -> int:
+    return run_node(TrajectoryGenerator, args)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
