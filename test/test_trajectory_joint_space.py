@@ -297,3 +297,26 @@ def test_waypoints_stop_profiles_and_bad_input():
         through_waypoints(W, 1.0, 1.0, profile="cubic", via_velocities=np.full((2, 2), 2.0))
     with pytest.raises(ValueError):
         through_waypoints(np.array([[0.0, np.nan], [1.0, 1.0]]), 1.0, 1.0)
+
+
+def test_sampled_and_time_scaled_trajectories_validate_input():
+    from robot_dynamics.trajectory import SampledTrajectory, TimeScaledTrajectory
+
+    z = np.zeros((3, 2))
+    with pytest.raises(ValueError):
+        SampledTrajectory(np.array([0.0, 1.0, 1.0]), z, z, z)
+    with pytest.raises(ValueError):
+        SampledTrajectory(np.array([0.0, 1.0, 2.0]), z[:2], z, z)
+    with pytest.raises(ValueError):
+        SampledTrajectory(np.array([0.0, 1.0, 2.0]), np.full((3, 2), np.nan), z, z)
+    base = point_to_point([0.0], [1.0], 1.0, 1.0)
+    for k in (0.0, -2.0, np.inf):
+        with pytest.raises(ValueError):
+            TimeScaledTrajectory(base, k)
+    # a quintic polynomial (8.11) is reproduced exactly by the quintic Hermite interpolation of its knots
+    poly = point_to_point([0.0, 1.0], [1.0, -1.0], 1.0, 2.0, "quintic")
+    t = np.linspace(0, poly.duration, 7)
+    s = SampledTrajectory(t, *poly.evaluate(t))
+    tt = np.linspace(0, poly.duration, 501)
+    for a, b in zip(s.evaluate(tt), poly.evaluate(tt), strict=True):
+        assert np.allclose(a, b, atol=1e-12)
