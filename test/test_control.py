@@ -288,3 +288,24 @@ def test_per_cycle_cost_below_100_us():
         ctrl.compute(0.0, s[0], s[1], s[2], s[3], s[4])
         times[i] = time.perf_counter() - t0
     assert np.median(times) < 100e-6
+
+
+def test_task_space_law_reduces_to_inverse_dynamics_on_a_consistent_reference(rx90_plant):
+    """With X^d = X, Ẋ^d = Ẋ and Ẍ^d = d/dt(J q̇) along q(t) = q + q̇ t + q̈ t²/2, [9.33] gives NE(q, q̇, q̈)."""
+    from robot_dynamics.control import TaskSpaceComputedTorque
+    from robot_dynamics.geometric_model import jacobian
+
+    ctrl = TaskSpaceComputedTorque.tuned(RX90, 20.0, effort_limit=np.inf)
+    rng = np.random.default_rng(9)
+    q = np.array([0.3, -0.4, 0.6, 0.5, 0.8, -0.2])
+    qd, qdd = rng.uniform(-1, 1, (2, 6))
+    h = 1e-5
+
+    def twist(s):
+        return jacobian(RX90, q + qd * s + 0.5 * qdd * s**2) @ (qd + qdd * s)
+
+    accel = (twist(h) - twist(-h)) / (2 * h)
+    tau = ctrl.compute_task(0.0, q, qd, RX90.forward_kinematics(q), twist(0.0), accel)
+    np.testing.assert_allclose(tau, rx90_plant.inverse_dynamics(q, qd, qdd), rtol=1e-5, atol=1e-4)
+    with pytest.raises(ValueError):
+        ctrl.compute_task(0.0, q, qd, np.eye(3))

@@ -2,7 +2,8 @@
 
 ``make_controller(name, model, omega, ...)`` builds one of ``CONTROLLERS`` with the
 gain design of the seed: PID [9.5]/[9.10], PD + gravity [9.12], computed torque
-[9.22]/[9.24] (tracking) or [9.29] (position), predictive [9.31].
+[9.22]/[9.24] (tracking) or [9.29] (position), predictive [9.31], task-space computed
+torque [9.33]–[9.35].
 """
 
 from __future__ import annotations
@@ -16,8 +17,9 @@ from .gains import computed_torque_gains, max_diagonal_inertia, pd_gains, pid_ga
 from .pd_gravity import PDGravityController
 from .pid import PIDController
 from .realtime_dynamics import RealTimeNewtonEuler
+from .task_space import TaskSpaceComputedTorque
 
-CONTROLLERS = ("computed_torque", "position", "predictive", "pd_gravity", "pid")
+CONTROLLERS = ("computed_torque", "position", "predictive", "pd_gravity", "pid", "task_space")
 
 
 def make_controller(name: str, model: RobotModel, omega: Any = 20.0, xi: Any = 1.0, *, a: Any = None,
@@ -35,6 +37,8 @@ def make_controller(name: str, model: RobotModel, omega: Any = 20.0, xi: Any = 1
         return PredictiveController.tuned(model, omega, xi, **kwargs)
     if name == "pd_gravity":
         return PDGravityController.tuned(model, omega, xi, a=a, **kwargs)
+    if name == "task_space":
+        return TaskSpaceComputedTorque.tuned(model, omega, xi, **kwargs)
     if name == "pid":
         kwargs.pop("inverse_dynamics", None)
         return PIDController.tuned(model, omega, a=a, **kwargs)
@@ -50,6 +54,7 @@ __all__ = [
     "PIDController",
     "PredictiveController",
     "RealTimeNewtonEuler",
+    "TaskSpaceComputedTorque",
     "computed_torque_gains",
     "gain_vector",
     "make_controller",
