@@ -17,10 +17,9 @@ from collections.abc import Sequence
 
 
 def _cmd_dh(args: argparse.Namespace) -> int:
-    from .robot_model import RobotModel
-    from .robots import resolve_urdf
+    from .robots import load_model
 
-    model = RobotModel.from_urdf(str(resolve_urdf(args.urdf)), base_link=args.base, tip_link=args.tip)
+    model = load_model(args.urdf, base_link=args.base, tip_link=args.tip)
     if args.format == "yaml":
         print(model.to_yaml(), end="")
     elif args.format == "json":

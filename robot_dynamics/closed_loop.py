@@ -178,9 +178,9 @@ def run_simulation(
     if isinstance(urdf, RobotModel):
         model = urdf
     else:
-        from .robots import resolve_urdf
+        from .robots import load_model
 
-        model = RobotModel.from_urdf(str(resolve_urdf(urdf)))
+        model = load_model(urdf)
     n = model.dof
     q_start = np.zeros(n) if start is None else np.asarray(start, float)
     if goal is None:

@@ -51,9 +51,14 @@ def start_process(cmd: Sequence[str], log: Path) -> subprocess.Popen:
 
 
 @contextmanager
-def node_process(module: str, log_dir: Path, params: dict[str, Any] | None = None, remaps: dict[str, str] | None = None) -> Iterator[subprocess.Popen]:
-    """Run ``python -m robot_dynamics.ros.<module> --ros-args -p k:=v ...`` for the duration of the block."""
+def node_process(
+    module: str, log_dir: Path, params: dict[str, Any] | None = None, remaps: dict[str, str] | None = None,
+    param_files: Sequence[str | Path] = (),
+) -> Iterator[subprocess.Popen]:
+    """Run ``python -m robot_dynamics.ros.<module> --ros-args [--params-file F] -p k:=v ...`` for the block."""
     cmd = [sys.executable, "-m", f"robot_dynamics.ros.{module}", "--ros-args"]
+    for f in param_files:
+        cmd += ["--params-file", str(f)]
     for k, v in (params or {}).items():
         if isinstance(v, bool):
             v = "true" if v else "false"

@@ -10,12 +10,12 @@ import pytest
 import rclpy
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from robot_dynamics_interfaces.srv import DynamicTerms, ForwardDynamics, InverseDynamics
+from ros_harness import call_service, node_process, wait_for_service
 from trajectory_msgs.msg import JointTrajectoryPoint
 
-from robot_dynamics import RobotModel
-from robot_dynamics.robots import resolve_urdf
-from ros_harness import call_service, node_process, wait_for_service
+from robot_dynamics.robots import load_model, resolve_urdf
+from robot_dynamics.ros.node_set import config_dir
+from robot_dynamics_interfaces.srv import DynamicTerms, ForwardDynamics, InverseDynamics
 
 pytestmark = pytest.mark.ros
 RX90 = resolve_urdf("rx90")
@@ -23,7 +23,8 @@ RX90 = resolve_urdf("rx90")
 
 @pytest.fixture(scope="module")
 def model():
-    return RobotModel.from_urdf(str(RX90))
+    # the node reads config/rx90.yaml (rotor inertias) like load_model does
+    return load_model("rx90")
 
 
 @pytest.fixture(scope="module")
@@ -31,7 +32,8 @@ def server(tmp_path_factory):
     rclpy.init()
     node = rclpy.create_node("test_dynamics_client")
     log_dir = tmp_path_factory.mktemp("dynamics_server")
-    with node_process("dynamics_server", log_dir, params={"urdf_path": str(RX90)}) as proc:
+    cfg = config_dir() / "rx90.yaml"
+    with node_process("dynamics_server", log_dir, params={"urdf_path": str(RX90)}, param_files=[cfg]) as proc:
         clients = {
             "id": node.create_client(InverseDynamics, "/dynamics_server/inverse_dynamics"),
             "terms": node.create_client(DynamicTerms, "/dynamics_server/dynamic_terms"),

@@ -16,7 +16,7 @@ from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from std_msgs.msg import String
 
 from ..robot_model import RobotModel
-from ..robots import resolve_urdf
+from ..robots import by_joint, resolve_urdf
 
 DESCRIPTION_QOS = QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL, reliability=ReliabilityPolicy.RELIABLE)
 
@@ -31,6 +31,9 @@ class RobotDescription:
         node.declare_parameter("urdf_path", "")
         node.declare_parameter("base_link", "")
         node.declare_parameter("tip_link", "")
+        # what a URDF cannot carry (config/<robot>.yaml): per joint, chain order; [0.0] = none
+        node.declare_parameter("rotor_inertia", [0.0])
+        node.declare_parameter("acceleration_limits", [0.0])
         self.urdf = ""
         text = node.get_parameter("robot_description").value
         path = node.get_parameter("urdf_path").value
@@ -47,6 +50,10 @@ class RobotDescription:
         tip = self.node.get_parameter("tip_link").value or None
         try:
             model = RobotModel.from_urdf(urdf, base_link=base, tip_link=tip)
+            ia = by_joint(model, self.node.get_parameter("rotor_inertia").value, "rotor_inertia")
+            acc = by_joint(model, self.node.get_parameter("acceleration_limits").value, "acceleration_limits")
+            if ia is not None or acc is not None:
+                model = RobotModel.from_urdf(urdf, base_link=base, tip_link=tip, rotor_inertia=ia, acceleration_limits=acc)
         except Exception as exc:  # a bad description must not kill the node
             self.node.get_logger().error(f"cannot use the robot description: {exc}")
             return None

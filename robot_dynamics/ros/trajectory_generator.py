@@ -75,6 +75,8 @@ class TrajectoryGenerator(Node):
 
     def on_joint_states(self, msg: JointState) -> None:
         if len(msg.position) == len(msg.name):
+            if not self.current:
+                self.get_logger().info(f"first /joint_states received ({len(msg.name)} joints)")
             self.current.update(zip(msg.name, msg.position, strict=True))
 
     def _limits(self, request_values, parameter: str, urdf: np.ndarray, order: JointOrder, n: int) -> np.ndarray:

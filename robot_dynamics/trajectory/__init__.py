@@ -4,7 +4,7 @@ Every generator returns a :class:`Trajectory` with ``.n``/``.joint_count``,
 ``.duration``, ``.evaluate(t) -> (q, qd, qdd)`` and ``.sample(period)``.
 """
 
-from .base import PiecewiseTrajectory, SampledTrajectory, TimeScaledTrajectory, Trajectory
+from .base import PiecewiseTrajectory, TimeScaledTrajectory, Trajectory
 from .joint_space import (
     HermiteSegment,
     PointToPointTrajectory,
@@ -23,6 +23,7 @@ from .profiles import (
     smooth_trapezoid,
     trapezoid,
 )
+from .sampled import SampledTrajectory
 from .task_space import TaskSpaceLine, axis_angle, task_space_line
 from .time_scaling import TimeScalingResult, efforts_along, scale_to_effort_limits
 

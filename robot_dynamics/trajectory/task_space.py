@@ -26,8 +26,9 @@ from typing import Any
 
 import numpy as np
 
-from .base import SampledTrajectory, Triple
+from .base import Triple
 from .joint_space import PointToPointTrajectory, point_to_point
+from .sampled import SampledTrajectory
 
 
 def rot(u: np.ndarray, angle: np.ndarray | float) -> np.ndarray:
