@@ -24,6 +24,7 @@ import math
 import time
 
 import numpy as np
+from rclpy.clock import Clock, ClockType
 from rclpy.node import Node
 from rclpy.qos import qos_profile_sensor_data
 from sensor_msgs.msg import JointState
@@ -110,6 +111,7 @@ class ComputedTorqueControllerNode(Node):
         self.hold: np.ndarray | None = None
         self.q = self.qd = None
         self.state_time: float | None = None
+        self.state_wall: float | None = None
         self.stale = True
         self.stats = LoopStatistics()
         self.cycle = 0
@@ -124,8 +126,8 @@ class ComputedTorqueControllerNode(Node):
         self.description = RobotDescription(self, self._on_model)
         if self.trigger == "timer":
             self.timer = self.create_timer(self.period, self.step)
-        else:  # control runs on each state; a watchdog handles a silent state stream
-            self.timer = self.create_timer(self.timeout / 2, self.watchdog)
+        # the watchdog runs on the steady clock: a paused simulation also stops /clock
+        self.watchdog_timer = self.create_timer(self.timeout / 2, self.watchdog, clock=Clock(clock_type=ClockType.STEADY_TIME))
         self.get_logger().info(f"law {self.law}, {self.rate:.0f} Hz ({self.trigger}), commands on {topic}")
 
     # -------------------------------------------------------------- setup
@@ -174,6 +176,7 @@ class ComputedTorqueControllerNode(Node):
             return
         self.q, self.qd = q, qd
         self.state_time = self.now()
+        self.state_wall = time.monotonic()
         if self.hold is None:
             self.hold = q.copy()
         if self.trigger == "state":
@@ -237,20 +240,7 @@ class ComputedTorqueControllerNode(Node):
         if self.controller is None:
             return
         now = self.now()
-        stale = self.state_time is None or now - self.state_time > self.timeout
-        if stale != self.stale:
-            if stale:
-                self.get_logger().warn(
-                    f"joint state missing or older than {self.timeout} s: "
-                    + ("holding gravity" if self.stale_behavior == "gravity_hold" else "publishing nothing")
-                )
-            else:
-                self.get_logger().info("joint state back: control resumed")
-                self.controller.reset()
-            self.stale = stale
-        if stale:
-            if self.stale_behavior == "gravity_hold" and self.state_time is not None:
-                self._publish(self._holding_torque())
+        if self._check_stale():
             return
         if self.trajectory is not None:
             q_ref, qd_ref, qdd_ref = self.trajectory.evaluate(now - self.trajectory_t0)
@@ -267,10 +257,27 @@ class ComputedTorqueControllerNode(Node):
         if self.cycle % self.divider == 0:
             self._publish_state(now, q_ref, qd_ref, qdd_ref, tau)
 
+    def _check_stale(self) -> bool:
+        """True when the last state is older than ``state_timeout`` (steady clock); logs transitions."""
+        stale = self.state_wall is None or time.monotonic() - self.state_wall > self.timeout
+        if stale != self.stale:
+            if stale:
+                self.get_logger().warn(
+                    f"joint state missing or older than {self.timeout} s: "
+                    + ("holding gravity" if self.stale_behavior == "gravity_hold" else "publishing nothing")
+                )
+            else:
+                self.get_logger().info("joint state back: control resumed")
+                self.controller.reset()
+            self.stale = stale
+        return stale
+
     def watchdog(self) -> None:
-        """State-triggered mode: act on a stale state stream (the control step itself runs per state)."""
-        if self.state_time is None or self.now() - self.state_time > self.timeout:
-            self.step()
+        """Steady-clock watchdog: with a stale state stream, hold gravity or publish nothing."""
+        if self.controller is None or not self._check_stale():
+            return
+        if self.stale_behavior == "gravity_hold" and self.state_wall is not None:
+            self._publish(self._holding_torque())
 
     def _holding_torque(self) -> np.ndarray:
         lim = self.controller.effort_limit
@@ -296,7 +303,7 @@ class ComputedTorqueControllerNode(Node):
 
     def on_shutdown(self) -> None:
         """Last holding command: gravity torques at the last measured position."""
-        if self.controller is not None and self.state_time is not None:
+        if self.controller is not None and self.state_wall is not None:
             self._publish(self._holding_torque())
             self.get_logger().info("sent the holding command")
 
