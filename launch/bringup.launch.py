@@ -1,0 +1,93 @@
+"""Bring up robot_dynamics on a real ROS 2 install (launch_ros).
+
+ros2 launch robot_dynamics bringup.launch.py robot:=rx90 sim:=mujoco|gazebo|none rviz:=true use_sim_time:=auto
+
+* robot: a bundled robot (rx90, stanford, scara, planar2r) or a URDF path;
+* sim:=mujoco: robot_dynamics' MuJoCo arm (speaks the ros2_control topics itself);
+  sim:=gazebo: gz_ros2_control in Gazebo (ros_gz_sim), controllers spawned from a generated YAML;
+  sim:=none: a real arm through ros2_control (controller_manager ros2_control_node, the URDF's own
+  <ros2_control> block, or mock hardware with use_mock_hardware:=true);
+* the robot_dynamics nodes come from robot_dynamics.ros.node_set, the same description the
+  `robot-dynamics bringup` runner uses, so the two cannot drift apart.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+
+from launch.actions import DeclareLaunchArgument, IncludeLaunchDescription, OpaqueFunction
+from launch.launch_description_sources import PythonLaunchDescriptionSource
+from launch.substitutions import LaunchConfiguration, PathJoinSubstitution
+from launch_ros.actions import Node
+from launch_ros.parameter_descriptions import ParameterValue
+from launch_ros.substitutions import FindPackageShare
+
+from launch import LaunchDescription
+from robot_dynamics.robots import load_model, resolve_urdf
+from robot_dynamics.ros.node_set import config_dir, node_set
+from robot_dynamics.ros2_control import PLUGINS, add_ros2_control, controllers_yaml
+
+
+def _launch_setup(context, *args, **kwargs):
+    robot = LaunchConfiguration("robot").perform(context)
+    sim = LaunchConfiguration("sim").perform(context)
+    rviz = LaunchConfiguration("rviz").perform(context).lower() == "true"
+    sim_time_arg = LaunchConfiguration("use_sim_time").perform(context).lower()
+    mock = LaunchConfiguration("use_mock_hardware").perform(context).lower() == "true"
+    use_sim_time = (sim != "none") if sim_time_arg == "auto" else sim_time_arg == "true"
+
+    urdf_path = resolve_urdf(robot)
+    model = load_model(str(urdf_path))
+    urdf = urdf_path.read_text()
+    tmp = Path(tempfile.mkdtemp(prefix="robot_dynamics_launch_"))
+    controllers = tmp / "ros2_controllers.yaml"
+    controllers.write_text(controllers_yaml(model.joint_names))
+    if sim == "gazebo":
+        urdf = add_ros2_control(urdf, model.joint_names, PLUGINS["gazebo"], model.limits["effort"],
+                                gazebo_parameters=str(controllers))
+    elif sim == "none" and (mock or "<ros2_control" not in urdf):
+        urdf = add_ros2_control(urdf, model.joint_names, PLUGINS["mock"], model.limits["effort"])
+
+    actions = [
+        Node(
+            package="robot_state_publisher", executable="robot_state_publisher", name="robot_state_publisher",
+            output="screen",
+            parameters=[{"robot_description": ParameterValue(urdf, value_type=str), "use_sim_time": use_sim_time}],
+        )
+    ]
+    for spec in node_set(str(urdf_path), sim, use_sim_time):
+        actions.append(Node(package=spec.package, executable=spec.executable, name=spec.name, output="screen",
+                            parameters=[*spec.parameter_files, spec.parameters]))
+    if sim == "none":
+        actions.append(Node(package="controller_manager", executable="ros2_control_node", output="screen",
+                            parameters=[str(controllers), {"use_sim_time": use_sim_time}]))
+    if sim == "gazebo":
+        actions.append(IncludeLaunchDescription(
+            PythonLaunchDescriptionSource(PathJoinSubstitution([FindPackageShare("ros_gz_sim"), "launch", "gz_sim.launch.py"])),
+            launch_arguments={"gz_args": "-r empty.sdf"}.items(),
+        ))
+        actions.append(Node(package="ros_gz_sim", executable="create", output="screen",
+                            arguments=["-topic", "/robot_description", "-name", model.name]))
+        actions.append(Node(package="ros_gz_bridge", executable="parameter_bridge", output="screen",
+                            arguments=["/clock@rosgraph_msgs/msg/Clock[gz.msgs.Clock"]))
+    if sim in ("none", "gazebo"):
+        for controller in ("joint_state_broadcaster", "effort_controller"):
+            actions.append(Node(package="controller_manager", executable="spawner", output="screen",
+                                arguments=[controller, "--param-file", str(controllers)]))
+    if rviz:
+        actions.append(Node(package="rviz2", executable="rviz2", output="screen",
+                            arguments=["-d", str(config_dir() / "robot_dynamics.rviz")],
+                            parameters=[{"use_sim_time": use_sim_time}]))
+    return actions
+
+
+def generate_launch_description() -> LaunchDescription:
+    return LaunchDescription([
+        DeclareLaunchArgument("robot", default_value="rx90", description="bundled robot name or URDF path"),
+        DeclareLaunchArgument("sim", default_value="mujoco", choices=["mujoco", "gazebo", "none"]),
+        DeclareLaunchArgument("rviz", default_value="true"),
+        DeclareLaunchArgument("use_sim_time", default_value="auto", description="true|false|auto (true with a simulator)"),
+        DeclareLaunchArgument("use_mock_hardware", default_value="false"),
+        OpaqueFunction(function=_launch_setup),
+    ])

@@ -1,0 +1,123 @@
+"""The launch files parse and start the same robot_dynamics nodes as the bring-up runner.
+
+launch/launch_ros cannot be installed from PyPI, so they are replaced here by recording
+stand-ins with the same call signatures; the launch file's own code runs unchanged.
+The ros2_control block is checked against the ros2_control URDF conventions (hand-written
+expectations: one effort command interface per joint, position/velocity/effort states).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+import types
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+import yaml
+
+from robot_dynamics.robots import load_model, resolve_urdf
+from robot_dynamics.ros.node_set import node_set
+from robot_dynamics.ros2_control import PLUGINS, add_ros2_control, controllers_yaml
+
+LAUNCH = Path(__file__).resolve().parents[1] / "launch" / "bringup.launch.py"
+
+
+class _Recorder:
+    def __init__(self, *args, **kwargs):
+        self.args, self.kwargs = args, kwargs
+
+
+class _LaunchConfiguration:
+    def __init__(self, name):
+        self.name = name
+
+    def perform(self, context):
+        return context.launch_configurations[self.name]
+
+
+def _stub_modules() -> dict[str, types.ModuleType]:
+    mods = {}
+    for name in ("launch", "launch.actions", "launch.substitutions", "launch.launch_description_sources",
+                 "launch_ros", "launch_ros.actions", "launch_ros.parameter_descriptions", "launch_ros.substitutions"):
+        mods[name] = types.ModuleType(name)
+    mods["launch"].LaunchDescription = lambda entities: list(entities)
+    for cls in ("DeclareLaunchArgument", "OpaqueFunction", "IncludeLaunchDescription"):
+        setattr(mods["launch.actions"], cls, type(cls, (_Recorder,), {}))
+    mods["launch.substitutions"].LaunchConfiguration = _LaunchConfiguration
+    mods["launch.substitutions"].PathJoinSubstitution = type("PathJoinSubstitution", (_Recorder,), {})
+    mods["launch.launch_description_sources"].PythonLaunchDescriptionSource = type("PythonLaunchDescriptionSource", (_Recorder,), {})
+    mods["launch_ros.actions"].Node = type("Node", (_Recorder,), {})
+    mods["launch_ros.parameter_descriptions"].ParameterValue = lambda value, value_type=None: value
+    mods["launch_ros.substitutions"].FindPackageShare = type("FindPackageShare", (_Recorder,), {})
+    return mods
+
+
+def _run_launch(monkeypatch, **configuration):
+    for name, mod in _stub_modules().items():
+        monkeypatch.setitem(sys.modules, name, mod)
+    spec = importlib.util.spec_from_file_location("bringup_launch", LAUNCH)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    entities = module.generate_launch_description()
+    declared = {e.args[0]: e.kwargs.get("default_value") for e in entities if type(e).__name__ == "DeclareLaunchArgument"}
+    context = types.SimpleNamespace(launch_configurations={**declared, **configuration})
+    opaque = [e for e in entities if type(e).__name__ == "OpaqueFunction"][0]
+    return declared, opaque.kwargs["function"](context)
+
+
+def _nodes(actions):
+    return [a for a in actions if type(a).__name__ == "Node"]
+
+
+@pytest.mark.parametrize("sim", ["mujoco", "gazebo", "none"])
+def test_launch_lists_the_node_set(monkeypatch, sim):
+    declared, actions = _run_launch(monkeypatch, sim=sim)
+    assert set(declared) >= {"robot", "sim", "rviz", "use_sim_time"}
+    nodes = _nodes(actions)
+    launched = {(n.kwargs["executable"], n.kwargs.get("name")) for n in nodes if n.kwargs["package"] == "robot_dynamics"}
+    expected = {(s.executable, s.name) for s in node_set("rx90", sim)}
+    assert launched == expected
+    # same parameter files and inline parameters as the runner
+    by_name = {n.kwargs["name"]: n for n in nodes if n.kwargs["package"] == "robot_dynamics"}
+    for s in node_set("rx90", sim):
+        assert by_name[s.name].kwargs["parameters"] == [*s.parameter_files, s.parameters]
+    packages = {n.kwargs["package"] for n in nodes}
+    assert "robot_state_publisher" in packages and "rviz2" in packages
+    spawned = {n.kwargs["arguments"][0] for n in nodes if n.kwargs.get("executable") == "spawner"}
+    assert spawned == ({"joint_state_broadcaster", "effort_controller"} if sim != "mujoco" else set())
+    rsp = next(n for n in nodes if n.kwargs["package"] == "robot_state_publisher")
+    urdf = rsp.kwargs["parameters"][0]["robot_description"]
+    has_block = ET.fromstring(urdf).find("ros2_control") is not None
+    assert has_block == (sim != "mujoco")
+
+
+def test_launch_without_rviz(monkeypatch):
+    _, actions = _run_launch(monkeypatch, rviz="false")
+    assert "rviz2" not in {n.kwargs["package"] for n in _nodes(actions)}
+
+
+def test_ros2_control_block_and_controllers_yaml():
+    model = load_model("rx90")
+    urdf = add_ros2_control(resolve_urdf("rx90").read_text(), model.joint_names,
+                            PLUGINS["gazebo"], model.limits["effort"], gazebo_parameters="/tmp/c.yaml")
+    root = ET.fromstring(urdf)
+    block = root.find("ros2_control")
+    assert block.get("type") == "system"
+    assert block.find("hardware/plugin").text == "gz_ros2_control/GazeboSimSystem"
+    joints = block.findall("joint")
+    assert [j.get("name") for j in joints] == model.joint_names
+    for j, lim in zip(joints, [300.0, 300.0, 150.0, 40.0, 40.0, 20.0], strict=True):  # rx90 URDF effort limits
+        ci = j.findall("command_interface")
+        assert [c.get("name") for c in ci] == ["effort"]
+        assert float(ci[0].find("param[@name='max']").text) == lim
+        assert [s.get("name") for s in j.findall("state_interface")] == ["position", "velocity", "effort"]
+    assert root.find("gazebo/plugin").get("filename") == "gz_ros2_control-system"
+    data = yaml.safe_load(controllers_yaml(model.joint_names))
+    cm = data["controller_manager"]["ros__parameters"]
+    assert cm["effort_controller"]["type"] == "forward_command_controller/ForwardCommandController"
+    assert cm["joint_state_broadcaster"]["type"] == "joint_state_broadcaster/JointStateBroadcaster"
+    assert data["effort_controller"]["ros__parameters"] == {"joints": model.joint_names, "interface_name": "effort"}
+    with pytest.raises(ValueError, match="not in the URDF"):
+        add_ros2_control(urdf, ["nope"])
