@@ -49,9 +49,31 @@ def _cmd_simulate(args: argparse.Namespace) -> int:
 
 
 def _cmd_plan(args: argparse.Namespace) -> int:
-    from .trajectory.cli import plan_cli
+    import numpy as np
 
-    return plan_cli(args)
+    from .robots import load_model
+    from .trajectory import point_to_point
+    from .trajectory.plot import plot_trajectory
+
+    model = load_model(args.urdf)
+    lim = model.limits
+    start = np.zeros(model.dof) if args.start is None else np.asarray(args.start, float)
+    traj = point_to_point(start, args.goal, lim["velocity"], lim["acceleration"], args.profile, duration=args.duration)
+    times, q, qd, qdd = traj.sample(args.period)
+    if args.plot:
+        plot_trajectory(traj, args.plot, v_max=lim["velocity"], a_max=lim["acceleration"], joint_names=model.joint_names)
+    if args.json:
+        print(json.dumps({
+            "joint_names": model.joint_names, "profile": args.profile, "duration": traj.duration,
+            "times": times.tolist(), "positions": q.tolist(), "velocities": qd.tolist(), "accelerations": qdd.tolist(),
+        }))
+    else:
+        print(f"{args.profile}: {traj.duration:.6g} s, {len(times)} samples at {args.period} s")
+        print(f"peak |qd| / limit: {np.round(np.abs(qd).max(axis=0) / lim['velocity'], 4).tolist()}")
+        print(f"peak |qdd| / limit: {np.round(np.abs(qdd).max(axis=0) / lim['acceleration'], 4).tolist()}")
+        if args.plot:
+            print(f"plot written to {args.plot}")
+    return 0
 
 
 def build_parser() -> argparse.ArgumentParser:
