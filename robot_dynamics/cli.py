@@ -6,6 +6,7 @@ Commands (names and flags are a contract):
   plan URDF --goal Q... [--start Q...] [--profile P] [--plot PNG] [--json]
   bringup --robot NAME --sim mujoco|none
   demo [--output DIR]
+  codegen URDF --lang python|c [--simplified] [--base-parameters|--standard-parameters] [-o FILE] [--json]
 """
 
 from __future__ import annotations
@@ -76,6 +77,12 @@ def _cmd_plan(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_codegen(args: argparse.Namespace) -> int:
+    from .codegen import codegen_cli
+
+    return codegen_cli(args)
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="robot-dynamics", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = p.add_subparsers(dest="command", required=True)
@@ -118,6 +125,17 @@ def build_parser() -> argparse.ArgumentParser:
     br.add_argument("--params", default=None, help="extra ROS parameter file for every node")
     br.add_argument("--duration", type=float, default=None, help="stop after this many seconds")
     br.set_defaults(func=_cmd_bringup)
+
+    cg = sub.add_parser("codegen", help="customized symbolic inverse dynamic model: code and operation counts")
+    cg.add_argument("urdf", help="URDF path or bundled robot name")
+    cg.add_argument("--lang", choices=("python", "c"), default="python")
+    cg.add_argument("--simplified", action="store_true", help="zero-valued inertial parameters as structural zeros")
+    cgp = cg.add_mutually_exclusive_group()
+    cgp.add_argument("--base-parameters", dest="parameters", action="store_const", const="base", default="base")
+    cgp.add_argument("--standard-parameters", dest="parameters", action="store_const", const="standard")
+    cg.add_argument("-o", "--output", default=None, help="write the generated code to this file")
+    cg.add_argument("--json", action="store_true", help="print the counts as one JSON object")
+    cg.set_defaults(func=_cmd_codegen)
 
     demo = sub.add_parser("demo", help="the main job: simulated arm driven by the full stack, with a report")
     demo.add_argument("--robot", default="rx90")

@@ -427,10 +427,7 @@ class GeneratedBackend:
             if np.any(w[:, :-1]):  # wrenches on inner links: not in the generated model
                 return inverse_dynamics(model, q, qd, qdd, f_ext=f_ext, gravity=gravity, f_ext_frame=f_ext_frame)
             fe = np.ascontiguousarray(w[:, -1])
-        if self.lang == "c":
-            out = self._id(qb, qdb, qddb, fe)
-        else:
-            out = self._id(qb, qdb, qddb, fe)
+        out = self._id(qb, qdb, qddb, fe)
         return out if batch else out[0]
 
     def regressor(self, q: Any, qd: Any, qdd: Any, gravity: Any = None) -> np.ndarray:
@@ -462,3 +459,38 @@ def generated_backend(model: Any, lang: str = "c", **options: Any) -> GeneratedB
         be = GeneratedBackend(model, lang=lang, **options)
         _BACKENDS[key] = be
     return be
+
+
+# --------------------------------------------------------------- CLI
+def codegen_cli(args: Any) -> int:
+    """``robot-dynamics codegen URDF --lang python|c [--simplified] [--base-parameters|--standard-parameters]
+    [-o FILE] [--json]``: generate the customized model, print its operation counts."""
+    from .robot_model import RobotModel
+    from .robots import resolve_urdf
+
+    model = RobotModel.from_urdf(str(resolve_urdf(args.urdf)))
+
+    def progress(msg: str) -> None:
+        print(f"codegen: {msg}", file=sys.stderr, flush=True)
+
+    cm = customized_inverse_dynamics(
+        model, parameters=args.parameters, simplified=args.simplified, wrench=True, progress=progress,
+    )
+    source = python_source(cm, "inverse_dynamics") if args.lang == "python" else c_source(cm, "rdgen")
+    if args.output:
+        Path(args.output).write_text(source)
+    counts = cm.counts()
+    info = {
+        **counts, "robot": model.name, "parameters": args.parameters, "simplified": args.simplified,
+        "lang": args.lang, "statements": len(cm.body), "constants": len(cm.constants),
+        "generation_time_s": round(cm.generation_time, 3), "output": args.output,
+    }
+    if args.json:
+        print(json.dumps(info))
+    else:
+        print(f"{model.name}: {model.dof} dof, {args.parameters} parameters{' (simplified)' if args.simplified else ''}")
+        print(f"{counts['multiplications']} multiplications, {counts['additions']} additions, "
+              f"{counts['sin_cos']} sin/cos, {counts['sign']} sign")
+        if args.output:
+            print(f"{args.lang} code written to {args.output}")
+    return 0

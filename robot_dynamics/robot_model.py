@@ -128,6 +128,7 @@ class RobotModel:
     Fc: np.ndarray | None = None
     Fv: np.ndarray | None = None
     gravity: np.ndarray = field(default_factory=lambda: np.array(DEFAULT_GRAVITY))
+    _backend: Any = field(default=None, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         n = len(self.joints)
@@ -371,16 +372,38 @@ class RobotModel:
         return model_to_urdf(self, **options)
 
     # ------------------------------------------- dynamics (issue 4, see the modules)
+    def set_backend(self, name: str = "numpy", **options: Any) -> None:
+        """Backend of :meth:`inverse_dynamics` and :meth:`regressor`: ``"numpy"`` (default) or
+        ``"generated"`` (customized model compiled to C, see :mod:`robot_dynamics.codegen`;
+        ``options`` go to :class:`~robot_dynamics.codegen.GeneratedBackend`).  The generated
+        backend bakes in the current parameters: call it again after changing them."""
+        if name == "numpy":
+            self._backend = None
+        elif name == "generated":
+            from .codegen import generated_backend
+
+            self._backend = generated_backend(self, **options)
+        else:
+            raise ValueError(f"unknown backend {name!r}; use 'numpy' or 'generated'")
+
+    @property
+    def backend(self) -> str:
+        return "numpy" if self._backend is None else "generated"
+
     def inverse_dynamics(
         self, q: Any, qd: Any, qdd: Any, f_ext: Any = None, gravity: Any = None, f_ext_frame: str = "base"
     ) -> np.ndarray:
         """Joint efforts by Newton–Euler (001 §7.4.3); batch-aware, URDF coordinates."""
+        if self._backend is not None:
+            return self._backend.inverse_dynamics(q, qd, qdd, f_ext=f_ext, gravity=gravity, f_ext_frame=f_ext_frame)
         from .inverse_dynamics import inverse_dynamics
 
         return inverse_dynamics(self, q, qd, qdd, f_ext=f_ext, gravity=gravity, f_ext_frame=f_ext_frame)
 
     def regressor(self, q: Any, qd: Any, qdd: Any, gravity: Any = None) -> np.ndarray:
         """Regressor W with ``W @ standard_parameter_values == inverse_dynamics`` (001 eq. 9.3)."""
+        if self._backend is not None:
+            return self._backend.regressor(q, qd, qdd, gravity=gravity)
         from .inverse_dynamics import regressor
 
         return regressor(self, q, qd, qdd, gravity=gravity)
