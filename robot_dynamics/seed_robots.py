@@ -163,7 +163,7 @@ def scara(D2: float = 0.425, D3: float = 0.375) -> RobotModel:
 def planar_2r(L1: float = 0.5, L2: float = 0.4) -> RobotModel:
     """Planar 2R arm moving in the vertical x-z plane of base_link (z0 = -y_base)."""
     table = [(REVOLUTE, 0.0, 0.0, 0.0, 0.0), (REVOLUTE, 0.0, L1, 0.0, 0.0)]
-    limits = [(-170 * DEG, 170 * DEG, 3.0, 20.0, 10.0), (-170 * DEG, 170 * DEG, 3.0, 10.0, 10.0)]
+    limits = [(-170 * DEG, 170 * DEG, 3.0, 20.0, 5.0), (-170 * DEG, 170 * DEG, 3.0, 10.0, 5.0)]  # a_max: torque-feasible
     bodies = [
         (2.0, (L1 / 2, 0.0, 0.0), (0.001, 2.0 * L1**2 / 12, 2.0 * L1**2 / 12)),
         (1.5, (L2 / 2, 0.0, 0.0), (0.0008, 1.5 * L2**2 / 12, 1.5 * L2**2 / 12)),

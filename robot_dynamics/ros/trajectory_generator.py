@@ -13,6 +13,7 @@ and the waypoints as a SPHERE_LIST, in the ``base_link`` frame).
 from __future__ import annotations
 
 import math
+import time
 
 import numpy as np
 from builtin_interfaces.msg import Duration
@@ -150,6 +151,12 @@ class TrajectoryGenerator(Node):
         response.duration = float(traj.duration)
         response.message = f"{profile}: {traj.duration:.4f} s, {len(times)} points"
         if request.execute:
+            # a volatile topic: publishing before discovery has matched the controller loses the message
+            deadline = time.monotonic() + 2.0
+            while self.traj_pub.get_subscription_count() == 0 and time.monotonic() < deadline:
+                time.sleep(0.01)
+            if self.traj_pub.get_subscription_count() == 0:
+                raise ValueError(f"no controller subscribed to {self.traj_pub.topic_name}: not executed")
             self.traj_pub.publish(msg)
             response.message += ", sent to the controller"
         self._publish_path(q, waypoints)
