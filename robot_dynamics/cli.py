@@ -96,7 +96,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     sim = sub.add_parser("simulate", help="closed-loop simulation in MuJoCo (no ROS)")
     sim.add_argument("urdf")
-    sim.add_argument("--controller", choices=("computed_torque", "predictive", "pd_gravity", "pid"), default="computed_torque")
+    sim.add_argument("--controller", choices=("computed_torque", "position", "predictive", "pd_gravity", "pid"), default="computed_torque")
     sim.add_argument("--profile", choices=("trapezoid", "quintic"), default="trapezoid")
     sim.add_argument("--goal", type=float, nargs="+", required=True, help="goal joint positions (URDF order)")
     sim.add_argument("--start", type=float, nargs="+", default=None, help="start joint positions (default zeros)")

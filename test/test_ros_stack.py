@@ -14,6 +14,8 @@ import time
 import numpy as np
 import pytest
 import rclpy
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from ros_harness import call_service, wait_for_service
 from std_msgs.msg import Float64MultiArray
 from std_srvs.srv import SetBool, Trigger
@@ -156,3 +158,34 @@ def test_stale_state_safe_behaviour_and_recovery(stack):
     n0 = len(states)
     _spin_until(node, lambda: len(states) > n0 + 50, 20, "controller did not resume")
     assert not states[-1].stale_state
+
+
+_floats = st.one_of(st.floats(allow_nan=True, allow_infinity=True), st.just(0.3), st.just(1e300))
+
+
+@st.composite
+def _plan_requests(draw):
+    pts = [JointTrajectoryPoint(positions=draw(st.lists(_floats, max_size=7))) for _ in range(draw(st.integers(0, 3)))]
+    return PlanTrajectory.Request(
+        joint_names=draw(st.one_of(st.just([]), st.lists(st.sampled_from(["joint1", "joint2", "joint6", "x", ""]), max_size=7))),
+        waypoints=pts,
+        profile=draw(st.sampled_from(["", "trapezoid", "quintic", "cubic", "linear", "bang_bang", "smooth_trapezoid", "bad"])),
+        max_velocity=draw(st.lists(_floats, max_size=7)),
+        max_acceleration=draw(st.lists(_floats, max_size=7)),
+        duration=draw(st.one_of(st.just(0.0), _floats)),
+        sample_period=draw(st.one_of(st.just(0.0), st.just(1e-9), _floats)),
+        execute=False,
+        start_from_current=draw(st.booleans()),
+    )
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=list(HealthCheck))
+@given(req=_plan_requests())
+def test_fuzzed_plan_requests_always_answered(stack, req):
+    node, bringup, plan, _, _ = stack
+    resp = call_service(node, plan, req)
+    assert resp.success or resp.message
+    if resp.success:  # whatever got through is a finite trajectory within the joint limits
+        q = np.array([p.positions for p in resp.trajectory.points])
+        assert np.all(np.isfinite(q))
+    assert not bringup.dead()

@@ -75,6 +75,18 @@ class LoopStatistics:
         }
 
 
+def _with_gains(law: str, model: RobotModel, kp: np.ndarray, kd: np.ndarray, effort: np.ndarray | None) -> JointController:
+    """A controller of ``law`` with explicit per-joint gains."""
+    from ..control import ComputedTorqueController, PDGravityController, PredictiveController
+
+    if law == "pd_gravity":
+        return PDGravityController(model, kp, kd, effort_limit=effort)
+    if law == "predictive":
+        return PredictiveController(model, kp, kd, effort_limit=effort)
+    return ComputedTorqueController(model, kp, kd, scheme="position" if law == "position" else "tracking",
+                                    effort_limit=effort)
+
+
 class ComputedTorqueControllerNode(Node):
     def __init__(self) -> None:
         super().__init__("computed_torque_controller")
@@ -83,6 +95,8 @@ class ComputedTorqueControllerNode(Node):
         dp("law", "computed_torque")
         dp("omega", 20.0)
         dp("xi", 1.0)
+        dp("kp", [0.0])  # per joint; with kd, overrides omega/xi (computed_torque, position, predictive, pd_gravity)
+        dp("kd", [0.0])
         dp("rate", 500.0)
         dp("effort_limits", [0.0])
         dp("state_timeout", 0.1)
@@ -143,7 +157,15 @@ class ComputedTorqueControllerNode(Node):
         xi = self.get_parameter("xi").value
         # controller internals in model order; commands reordered to self.joints
         self.to_cmd = np.array([model.joint_names.index(j) for j in self.joints])
-        self.controller = make_controller(self.law, model, omega=omega, xi=xi, effort_limit=effort)
+        kp = [v for v in self.get_parameter("kp").value if v > 0]
+        kd = [v for v in self.get_parameter("kd").value if v > 0]
+        if kp or kd:
+            if len(kp) != model.dof or len(kd) != model.dof or self.law == "pid":
+                self.get_logger().error(f"kp and kd need {model.dof} positive values each (not for law pid)")
+                return
+            self.controller = _with_gains(self.law, model, np.array(kp), np.array(kd), effort)
+        else:
+            self.controller = make_controller(self.law, model, omega=omega, xi=xi, effort_limit=effort)
         self.model = model
         n = model.dof
         self.q = np.zeros(n)
