@@ -89,12 +89,17 @@ class DynamicsServer(Node):
         response.points = request.points
         response.message = f"{npts} point(s)"
 
-    def dynamic_terms(self, request: DynamicTerms.Request, response: DynamicTerms.Response) -> None:
-        model = self.model
-        n = model.dof
+    def _state(self, request) -> tuple[JointOrder, np.ndarray, np.ndarray]:
+        """Joint order, positions and velocities (empty = zeros) of a one-state request, in model order."""
+        n = self.model.dof
         order = self._order(request.joint_names)
         q = order.model_vector(request.positions, "positions", n)
         qd = order.model_vector(request.velocities, "velocities", n) if len(request.velocities) else np.zeros(n)
+        return order, q, qd
+
+    def dynamic_terms(self, request: DynamicTerms.Request, response: DynamicTerms.Response) -> None:
+        model = self.model
+        order, q, qd = self._state(request)
         perm = order.to_request
         a = model.inertia_matrix(q)[np.ix_(perm, perm)]
         coriolis = model.coriolis_matrix(q, qd) @ qd
@@ -108,11 +113,8 @@ class DynamicsServer(Node):
 
     def forward_dynamics(self, request: ForwardDynamics.Request, response: ForwardDynamics.Response) -> None:
         model = self.model
-        n = model.dof
-        order = self._order(request.joint_names)
-        q = order.model_vector(request.positions, "positions", n)
-        qd = order.model_vector(request.velocities, "velocities", n) if len(request.velocities) else np.zeros(n)
-        tau = order.model_vector(request.efforts, "efforts", n)
+        order, q, qd = self._state(request)
+        tau = order.model_vector(request.efforts, "efforts", model.dof)
         method = request.method or "cholesky"
         if method not in ("cholesky", "recursive"):
             raise ValueError(f"unknown method {method!r}; use 'cholesky' or 'recursive'")
