@@ -285,6 +285,17 @@ static PyObject *py_eval(PyObject *self, PyObject *const *args, Py_ssize_t nargs
     } else {
         fe = zeros;
     }
+    for (k = 0; k < 4; k++) {  /* reject NaN/inf like the NumPy model */
+        if (a[k] == NULL) continue;
+        const double *v = (const double *)PyArray_DATA((PyArrayObject *)a[k]);
+        npy_intp m = PyArray_SIZE((PyArrayObject *)a[k]);
+        for (npy_intp i = 0; i < m; i++) {
+            if (!isfinite(v[i])) {
+                PyErr_Format(PyExc_ValueError, "%s contains NaN or inf", names[k]);
+                goto done;
+            }
+        }
+    }
     npy_intp dims[4];
     int ond = 0;
     if (nd == 2) dims[ond++] = nb;
@@ -487,6 +498,9 @@ class GeneratedBackend:
     def inverse_dynamics(
         self, q: Any, qd: Any, qdd: Any, f_ext: Any = None, gravity: Any = None, f_ext_frame: str = "base",
     ) -> np.ndarray:
+        if (f_ext is None and gravity is None and self.lang == "c" and type(q) is np.ndarray
+                and type(qd) is np.ndarray and type(qdd) is np.ndarray):
+            return self._id(q, qd, qdd)  # fast path: the extension checks shapes and finiteness
         from .inverse_dynamics import check_states, external_wrenches, inverse_dynamics
 
         model = self.model

@@ -50,7 +50,7 @@ __all__ = [
     "customized_regressor",
 ]
 
-GENERATOR_VERSION = "4"
+GENERATOR_VERSION = "5"
 _ZERO = sp.Integer(0)
 _ONE = sp.Integer(1)
 
