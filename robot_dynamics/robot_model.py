@@ -450,5 +450,12 @@ class RobotModel:
 
         return forward_dynamics(self, q, qd, tau, f_ext=f_ext, method=method, gravity=gravity, f_ext_frame=f_ext_frame)
 
+    # ------------------------------------------- base parameters (issue 5, base_parameters.py)
+    def base_parameters(self, samples: int | None = None, seed: int = 0, tol: float = 1e-9) -> Any:
+        """Base (minimum) parameters by the closed-form method of 000 with a numerical step (c)."""
+        from .base_parameters import base_parameters
+
+        return base_parameters(self, samples=samples, seed=seed, tol=tol)
+
 
 __all__ = ["INERTIAL_NAMES", "MDHJoint", "RobotModel", "StandardParameters", "mdh_transform"]

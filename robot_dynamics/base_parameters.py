@@ -1,0 +1,655 @@
+"""Base (minimum) inertial parameters: the closed-form direct method of 000 and a numerical check.
+
+Closed form (000, Gautier & Khalil, §7–8)
+------------------------------------------
+The standard parameters of link j are ``XX XY XZ YY YZ ZZ MX MY MZ M`` (000 eq. 3) plus
+``Ia Fc Fv`` (rotor inertia, Coulomb and viscous friction, 001 eq. 7.61).  The method:
+
+(b) cascade from link n to link 1 (000 §7-2, theorems 5 and 6), grouping into the
+    antecedent a(j):
+
+    * revolute j, eq. (20) with errata 2: ``XXR_j = XX_j - YY_j`` and (YY_j, MZ_j, M_j)
+      move to link a(j) as a body rigidly attached to it: ``YY_j (I - z zᵀ)`` about the
+      joint axis, first moment ``MZ_j z`` and mass ``M_j`` at ``P_j``;
+    * prismatic j, eq. (22) (the correct form of (21), errata 3–4):
+      ``J_{a(j)} += ^{a}A_j J_j ^{j}A_a``.
+
+(a)/(c) the first links (000 theorems 3, 4 and step c), generalised to any gravity
+    direction (gravity in R0 = base_transformᵀ g), prismatic joints before the first
+    revolute joint r1 and revolute joints parallel to it (before r2):
+
+    * a link that never rotates (only prismatic joints from the base): J and MS have no
+      effect, M stays (theorem 4);
+    * a link rotating about a fixed direction u (all revolute joints on its path parallel
+      to u): XXR, XY, XZ, YZ have no effect (theorem 3); for a prismatic link with
+      z_j ∥ u, MZ_j has no effect and (MX_j, MY_j) group into its antecedent
+      (``MS_a += A MS_j``, ``J_a += 2(P·m)I − P mᵀ − m Pᵀ``);
+    * MX_j, MY_j have no effect when the kinetic term ``v_jᵀ(ω_j × MS_j)`` vanishes (every
+      revolute ancestor axis passes through O_j, every prismatic ancestor ∥ ω_j) and the
+      potential term is constant (g = 0, or the link rotates about u ∥ g) — theorem 3;
+    * ``Ia_j`` groups with ``ZZR_j`` when ω_{a(j)} ⊥ z_j for all q (e.g. Ia1 with ZZR1, and
+      Ia2 with ZZR2 on the RX-90); ``Ia_j`` groups with ``MR_j`` for a prismatic joint on the
+      base whose axis is ⊥ g.
+
+    Step (c) is then checked numerically on a stacked regressor: the standard columns must
+    equal ``W_b K`` and the candidate base columns must be independent.  A dependency the
+    rules above miss (special geometry) is grouped numerically (eliminating the parameter
+    of the farthest link, 000 §6), and the affected relations carry float coefficients;
+    ``numerical`` lists them and ``method`` says so.
+
+Numerical method (Gautier): QR with column pivoting of the stacked regressor of random
+states gives the rank, independent columns and ``β = R1⁻¹R2`` (:func:`numerical_base_parameters`).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import scipy.linalg
+import sympy as sp
+
+from .mdh import PRISMATIC
+from .robot_model import INERTIAL_NAMES
+
+__all__ = [
+    "BaseParameters",
+    "NumericalBaseParameters",
+    "base_parameters",
+    "numerical_base_parameters",
+    "stacked_regressor",
+    "base_params_cli",
+]
+
+PARAM_KINDS = INERTIAL_NAMES + ("Ia", "Fc", "Fv")
+XX, XY, XZ, YY, YZ, ZZ, MX, MY, MZ, M, IA, FC, FV = range(13)
+_J_IDX = {(0, 0): XX, (0, 1): XY, (0, 2): XZ, (1, 1): YY, (1, 2): YZ, (2, 2): ZZ}
+_ANGLE_TOL = 1e-10
+_LEN_TOL = 1e-12
+_GEOM_TOL = 1e-9
+
+Form = dict[int, Any]  # standard column index -> coefficient (float or sympy)
+
+
+# ----------------------------------------------------------------- results
+@dataclass
+class BaseParameters:
+    """Base parameters of a model (000): ``values = matrix @ standard values``.
+
+    ``names``: Khalil names (``ZZR1``, ``XXR2``, ``MY2``, ``Ia3``, ``Fc1`` …); a trailing R
+    marks a grouped parameter.  ``relations``: sympy expressions in the standard
+    parameters (``XX1`` … ``Fv<n>``) and the geometric parameters ``d<j>, r<j>, alpha<j>,
+    theta<j>`` (special angles 0, ±π/2, π and zero lengths are exact).  ``eliminated``:
+    standard parameters with no effect.  ``columns``: the standard column that carries
+    each base parameter in :meth:`regressor`.
+    """
+
+    names: list[str]
+    values: np.ndarray
+    relations: list[sp.Expr]
+    eliminated: list[str]
+    matrix: np.ndarray
+    columns: np.ndarray
+    method: str
+    model: Any = field(repr=False)
+    numerical: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    geometry: dict[sp.Symbol, float] = field(default_factory=dict, repr=False)
+
+    def __len__(self) -> int:
+        return len(self.names)
+
+    @property
+    def count(self) -> int:
+        """Number of base parameters (inertial, Ia, Fc and Fv)."""
+        return len(self.names)
+
+    @property
+    def inertial_count(self) -> int:
+        """Number of base parameters carried by an inertial column (XX..M), the count of 000."""
+        return int(sum(int(c) % 13 < 10 for c in self.columns))
+
+    @property
+    def relations_dict(self) -> dict[str, sp.Expr]:
+        return dict(zip(self.names, self.relations, strict=True))
+
+    def regressor(self, q: Any, qd: Any, qdd: Any, gravity: Any = None) -> np.ndarray:
+        """Base regressor W_b, ``W_b @ values == inverse_dynamics``: (n, b) or (N, n, b)."""
+        from .inverse_dynamics import regressor
+
+        return regressor(self.model, q, qd, qdd, gravity=gravity)[..., self.columns]
+
+    def table(self) -> str:
+        """Plain-text table: name, relation, value."""
+        rel = [str(r) + ("   [numerical, step (c)]" if nm in self.numerical else "")
+               for nm, r in zip(self.names, self.relations, strict=True)]
+        w = max([4] + [len(n) for n in self.names])
+        lines = [f"{'name':<{w}}  {'value':>14}  relation", "-" * (w + 28)]
+        lines += [f"{nm:<{w}}  {v:>14.6g}  {r}" for nm, v, r in zip(self.names, self.values, rel, strict=True)]
+        return "\n".join(lines)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "robot": getattr(self.model, "name", ""),
+            "method": self.method,
+            "count": self.count,
+            "inertial_count": self.inertial_count,
+            "parameters": [
+                {"name": nm, "relation": str(r), "value": float(v), "numerical": nm in self.numerical}
+                for nm, r, v in zip(self.names, self.relations, self.values, strict=True)
+            ],
+            "eliminated": list(self.eliminated),
+            "notes": list(self.notes),
+        }
+
+
+@dataclass
+class NumericalBaseParameters:
+    """Gautier's numerical base parameters: QR with column pivoting of a stacked regressor.
+
+    ``columns``: independent standard columns (pivot order), ``matrix`` (rank, 13n):
+    ``values = matrix @ standard values`` with ``matrix[:, columns] = I`` and
+    ``matrix[:, dependent] = β = R1⁻¹ R2``.
+    """
+
+    rank: int
+    names: list[str]
+    columns: np.ndarray
+    matrix: np.ndarray
+    values: np.ndarray
+    singular_values: np.ndarray
+    model: Any = field(repr=False)
+
+    def regressor(self, q: Any, qd: Any, qdd: Any, gravity: Any = None) -> np.ndarray:
+        from .inverse_dynamics import regressor
+
+        return regressor(self.model, q, qd, qdd, gravity=gravity)[..., self.columns]
+
+
+# ----------------------------------------------------------------- sampling
+def stacked_regressor(model: Any, samples: int | None = None, seed: int = 0) -> np.ndarray:
+    """Observation matrix W (N·n, 13n) of random states (q uniform in [-π, π], q̇, q̈ in [-2, 2]).
+
+    Prismatic joints use [-1, 1] m.  Joint limits are ignored: identifiability is a property
+    of the model over all configurations.
+    """
+    n = model.dof
+    samples = max(30, 3 * 13 * n // max(n, 1) + 10) if samples is None else int(samples)
+    if samples < 1:
+        raise ValueError("samples must be >= 1")
+    rng = np.random.default_rng(seed)
+    span = np.where(model.sigma == PRISMATIC, 1.0, math.pi)
+    q = rng.uniform(-1.0, 1.0, (samples, n)) * span
+    qd = rng.uniform(-2.0, 2.0, (samples, n))
+    qdd = rng.uniform(-2.0, 2.0, (samples, n))
+    return model.regressor(q, qd, qdd).reshape(samples * n, 13 * n)
+
+
+_ZERO_COLUMN = 1e-10
+
+
+def _column_scale(w: np.ndarray) -> np.ndarray:
+    """Column norms; columns below ``_ZERO_COLUMN`` times the largest are zero columns (rounding only)."""
+    s = np.linalg.norm(w, axis=0)
+    return np.where(s > _ZERO_COLUMN * max(float(s.max(initial=0.0)), 1e-300), s, np.inf)
+
+
+def numerical_base_parameters(
+    model: Any, samples: int | None = None, seed: int = 0, tol: float = 1e-9
+) -> NumericalBaseParameters:
+    """Rank and identifiable combinations by QR with column pivoting (Gautier's approach).
+
+    Columns are normalised before the decomposition; the rank counts the diagonal entries
+    of R above ``tol * |R_11|``.  ``β = R1⁻¹R2`` expresses the dependent columns:
+    ``W_dep = W_base β``, so the base values are ``x_base + β x_dep``.
+    """
+    _check_model(model)
+    _check_options(samples, tol)
+    w = stacked_regressor(model, samples, seed)
+    scale = _column_scale(w)
+    ws = w / scale  # zero columns (no effect) become exactly 0
+    nonzero = np.isfinite(scale)
+    _, r_mat, piv = scipy.linalg.qr(ws, mode="economic", pivoting=True)
+    diag = np.abs(np.diag(r_mat))
+    rank = int(np.sum(diag > tol * max(diag[0], 1e-300))) if diag.size else 0
+    rank = min(rank, int(nonzero.sum()))
+    r1, r2 = r_mat[:rank, :rank], r_mat[:rank, rank:]
+    beta_s = scipy.linalg.solve_triangular(r1, r2)  # in scaled columns
+    cols, dep = piv[:rank], piv[rank:]
+    k = np.zeros((rank, w.shape[1]))
+    k[np.arange(rank), cols] = 1.0
+    k[:, dep] = np.where(nonzero[dep][None, :], beta_s * np.where(nonzero[dep], scale[dep], 0.0)[None, :], 0.0)
+    k[:, dep] /= scale[cols][:, None]
+    names = [model.standard_parameter_names[c] for c in cols]
+    sv = scipy.linalg.svdvals(ws)
+    return NumericalBaseParameters(rank, names, cols, k, k @ model.standard_parameter_values, sv, model)
+
+
+# ----------------------------------------------------------------- geometry
+def _special_trig(angle: float) -> tuple[int, int] | None:
+    """Exact (cos, sin) when the angle is a multiple of π/2."""
+    k = round(angle / (math.pi / 2))
+    if abs(angle - k * math.pi / 2) < _ANGLE_TOL:
+        return [(1, 0), (0, 1), (-1, 0), (0, -1)][k % 4]
+    return None
+
+
+@dataclass
+class _Geometry:
+    """Per-joint (cα, sα, cθ, sθ, d, r) as floats and as sympy expressions."""
+
+    num: list[tuple[float, ...]]
+    sym: list[tuple[Any, ...]]
+    subs: dict[sp.Symbol, float]
+
+
+def _geometry(model: Any) -> _Geometry:
+    num, sym, subs = [], [], {}
+    for j, jt in enumerate(model.joints, start=1):
+        row_n, row_s = [], []
+        for ang, name in ((jt.alpha, "alpha"), (jt.theta, "theta")):
+            sc = _special_trig(ang)
+            if sc is not None:
+                row_n += [float(sc[0]), float(sc[1])]
+                row_s += [sp.Integer(sc[0]), sp.Integer(sc[1])]
+            else:
+                s = sp.Symbol(f"{name}{j}", real=True)
+                subs[s] = ang
+                row_n += [math.cos(ang), math.sin(ang)]
+                row_s += [sp.cos(s), sp.sin(s)]
+        for val, name in ((jt.d, "d"), (jt.r, "r")):
+            if abs(val) < _LEN_TOL:
+                row_n.append(0.0)
+                row_s.append(sp.Integer(0))
+            else:
+                s = sp.Symbol(f"{name}{j}", real=True)
+                subs[s] = val
+                row_n.append(float(val))
+                row_s.append(s)
+        num.append(tuple(row_n))
+        sym.append(tuple(row_s))
+    return _Geometry(num, sym, subs)
+
+
+@dataclass
+class _Kinematics:
+    """Classification of every link at q = 0 (valid for all q, see the module docstring)."""
+
+    path: list[list[int]]  # strict ancestors (1-based), base to j
+    rot_dir: list[Any]  # None: never rotates; unit vector u in R0; "general"
+    mxy_free: list[bool]  # revolute: MX_j, MY_j have no effect
+    ia_on_zz: list[bool]  # revolute: Ia_j groups with ZZR_j
+    m_to_ia: list[bool]  # prismatic: M_j = rigid mass on a(j) + Ia_j column
+    parallel_prismatic: list[bool]  # prismatic with z_j ∥ u (MX, MY grouped, MZ no effect)
+    ms_u_elim: list[int | None]  # prismatic rotating about u ∦ z_j: MS component along u has no effect
+    last_rev: list[int]  # last revolute strict ancestor (1-based, 0 if none)
+    fixed_point: list[Any] = field(default_factory=list)  # revolute, g = 0: [(k, ±1)] coaxial chain to C
+
+
+def _parallel(a: np.ndarray, b: np.ndarray) -> bool:
+    return bool(np.linalg.norm(np.cross(a, b)) < _GEOM_TOL)
+
+
+def _kinematics(model: Any, g0: np.ndarray) -> _Kinematics:
+    n = model.dof
+    frames = model.link_frames(np.zeros(n))
+    z = frames[:, :3, 2]
+    o = frames[:, :3, 3]
+    gn = float(np.linalg.norm(g0))
+    gdir = g0 / gn if gn > 0 else None
+    out = _Kinematics([], [], [], [], [], [], [], [], [])
+    for j in range(1, n + 1):
+        anc = []
+        a = int(model.antecedent[j - 1])
+        while a > 0:
+            anc.append(a)
+            a = int(model.antecedent[a - 1])
+        anc = anc[::-1]
+        out.path.append(anc)
+        revs = [k for k in anc + [j] if model.sigma[k - 1] != PRISMATIC]
+        if not revs:
+            u: Any = None
+        elif all(_parallel(z[k], z[revs[0]]) for k in revs):
+            u = z[revs[0]] / np.linalg.norm(z[revs[0]])
+        else:
+            u = "general"
+        out.rot_dir.append(u)
+        prism = model.sigma[j - 1] == PRISMATIC
+        rev_anc = [k for k in anc if model.sigma[k - 1] != PRISMATIC]
+        out.last_rev.append(rev_anc[-1] if rev_anc else 0)
+        fixed_u = isinstance(u, np.ndarray)
+        # kinetic term v_j·(ω_j × MS_j) ≡ 0 and potential term of MX, MY constant (theorem 3)
+        kin_free = u is not None
+        for k in anc:
+            if model.sigma[k - 1] == PRISMATIC:
+                kin_free &= fixed_u and _parallel(z[k], u)
+            else:
+                kin_free &= _parallel(z[k], o[j] - o[k]) or bool(np.linalg.norm(o[j] - o[k]) < _GEOM_TOL)
+        pot_const = gdir is None or (fixed_u and _parallel(u, gdir))
+        out.mxy_free.append(bool(kin_free and pot_const and not prism))
+        a = int(model.antecedent[j - 1])
+        # g = 0 and a fixed point C = O_j + s z_j on axis j (every ancestor revolute, all axes through C):
+        # only J about C matters, so MX_j, MY_j group into XZ_j, YZ_j (s = -r_j - Σ ±r_k, coaxial chain)
+        chain: list[tuple[int, int]] | None = None
+        if gdir is None and not prism and not out.mxy_free[-1] and a > 0 and abs(model.d[j - 1]) < _LEN_TOL \
+                and all(model.sigma[k - 1] != PRISMATIC for k in anc):
+            chain, k = [], a
+            while True:
+                ok = k if k > 0 else 0
+                if all(_parallel(z[m], o[ok] - o[m]) or np.linalg.norm(o[ok] - o[m]) < _GEOM_TOL for m in anc):
+                    break
+                if k == 0 or abs(model.d[k - 1]) >= _LEN_TOL or not _parallel(z[k], z[j]):
+                    chain = None
+                    break
+                chain.append((k, int(round(float(z[k] @ z[j])))))
+                k = int(model.antecedent[k - 1])
+        out.fixed_point.append(chain)
+        ua = out.rot_dir[a - 1] if a > 0 else None
+        out.ia_on_zz.append(bool(not prism and (ua is None or (isinstance(ua, np.ndarray) and abs(ua @ z[j]) < _GEOM_TOL))))
+        # prismatic j translating along u (or never rotating), no velocity of O_a along z_j, g ⊥ z_j:
+        # |v_j|² = |v_rigid|² + q̇_j², so M_j splits into a mass fixed on a(j) and the Ia_j column
+        along = u is None or (fixed_u and _parallel(z[j], u))
+        perp = all(abs(z[k] @ z[j]) < _GEOM_TOL for k in anc if model.sigma[k - 1] == PRISMATIC)
+        out.m_to_ia.append(bool(prism and along and perp and (gdir is None or abs(gdir @ z[j]) < _GEOM_TOL)))
+        out.parallel_prismatic.append(bool(prism and fixed_u and _parallel(z[j], u)))
+        if prism and fixed_u and not _parallel(z[j], u):
+            uj = frames[j, :3, :3].T @ u
+            out.ms_u_elim.append(int(np.argmax(np.abs(uj) * np.array([1.0, 1.0, 1.0 + 1e-6]))))
+        else:
+            out.ms_u_elim.append(None)
+    return out
+
+
+# ----------------------------------------------------------------- linear forms
+def _axpy(target: Form, src: Form, c: Any) -> None:
+    """target += c * src (drops exact zeros)."""
+    if isinstance(c, (int, float)) and c == 0:
+        return
+    for k, v in src.items():
+        val = target.get(k, 0) + c * v
+        if isinstance(val, sp.Expr):
+            val = sp.expand(val)
+        if val == 0:
+            target.pop(k, None)
+        else:
+            target[k] = val
+
+
+def _rigid_mass(g: list[Form], mass: Form, pv: tuple[Any, Any, Any]) -> None:
+    """Add a point mass at P (in R_a) to link a: J += M(P·P I − P Pᵀ), MS += M P, M += M."""
+    pp = pv[0] * pv[0] + pv[1] * pv[1] + pv[2] * pv[2]
+    for (rr, cc), kk in _J_IDX.items():
+        _axpy(g[kk], mass, (pp if rr == cc else 0) - pv[rr] * pv[cc])
+    for c3, kk in enumerate((MX, MY, MZ)):
+        _axpy(g[kk], mass, pv[c3])
+    _axpy(g[M], mass, 1)
+
+
+def _rotation(geo_j: tuple[Any, ...]) -> tuple[tuple[Any, ...], ...]:
+    """^{a}A_j = Rot(x, α) Rot(z, θ) (000 eq. 1) for a constant θ."""
+    ca, sa, ct, st = geo_j[:4]
+    return ((ct, -st, 0), (ca * st, ca * ct, -sa), (sa * st, sa * ct, ca))
+
+
+def _u_in_frame(model: Any, geo: list[tuple[Any, ...]], kin: _Kinematics, j: int) -> list[Any]:
+    """Rotation axis u of a prismatic link j expressed in R_j: z of its last revolute ancestor
+    carried through the constant rotations of the prismatic joints in between."""
+    k = kin.last_rev[j - 1]
+    chain = []
+    m = j
+    while m != k:
+        chain.append(m)
+        m = int(model.antecedent[m - 1])
+    v: list[Any] = [0, 0, 1]
+    for m in reversed(chain):  # v_m = A_mᵀ v_{a(m)}
+        rot = _rotation(geo[m - 1])
+        v = [sum(rot[t][c] * v[t] for t in range(3)) for c in range(3)]
+    return v
+
+
+def _cascade(model: Any, geo: list[tuple[Any, ...]], kin: _Kinematics) -> tuple[list[list[Form]], list[list[int]]]:
+    """Steps (b) and (a) of 000 §8 on one coefficient ring (floats or sympy).
+
+    Returns the grouped forms P[j][k] (k = 0..12) and the kept parameter kinds per link.
+    """
+    n = model.dof
+    p: list[list[Form]] = [[{13 * j + k: 1} for k in range(13)] for j in range(n)]
+    kept: list[list[int]] = [[] for _ in range(n)]
+    for j in range(n, 0, -1):
+        i = j - 1
+        a = int(model.antecedent[i])
+        ca, sa, ct, st, d, r = geo[i]
+        f = p[i]
+        u = kin.rot_dir[i]
+        if model.sigma[i] != PRISMATIC:
+            _axpy(f[XX], f[YY], -1)  # XXR_j = XX_j - YY_j (000 eq. 20, errata 2)
+            if a > 0:
+                zv = (0, -sa, ca)  # z_j in R_a
+                pv = (d, -r * sa, r * ca)  # P_j in R_a
+                pz = r  # P·z
+                pp = d * d + r * r
+                g = p[a - 1]
+                for (rr, cc), kk in _J_IDX.items():
+                    dl = 1 if rr == cc else 0
+                    _axpy(g[kk], f[YY], dl - zv[rr] * zv[cc])
+                    _axpy(g[kk], f[MZ], 2 * pz * dl - pv[rr] * zv[cc] - zv[rr] * pv[cc])
+                    _axpy(g[kk], f[M], pp * dl - pv[rr] * pv[cc])
+                for c3, kk in enumerate((MX, MY, MZ)):
+                    _axpy(g[kk], f[MZ], zv[c3])
+                    _axpy(g[kk], f[M], pv[c3])
+                _axpy(g[M], f[M], 1)
+            if kin.fixed_point[i] is not None:  # J about C: XZ_j + s MX_j, YZ_j + s MY_j
+                s_c = -r - sum(sg * geo[k - 1][5] for k, sg in kin.fixed_point[i])
+                _axpy(f[XZ], f[MX], s_c)
+                _axpy(f[YZ], f[MY], s_c)
+            if u is None:
+                ks: list[int] = []
+            elif isinstance(u, np.ndarray):
+                ks = [ZZ] if kin.mxy_free[i] else [ZZ, MX, MY]
+            else:
+                ks = [XX, XY, XZ, YZ, ZZ] + ([] if kin.mxy_free[i] or kin.fixed_point[i] is not None else [MX, MY])
+            if kin.ia_on_zz[i]:
+                _axpy(f[ZZ], f[IA], 1)
+            else:
+                ks.append(IA)
+        else:
+            if a > 0:
+                rot = ((ct, -st, 0), (ca * st, ca * ct, -sa), (sa * st, sa * ct, ca))  # ^aA_j
+                g = p[a - 1]
+                for (rr, cc), kk in _J_IDX.items():  # eq. (22): J_a += A J_j Aᵀ
+                    for (k1, l1), src in _J_IDX.items():
+                        coef = rot[rr][k1] * rot[cc][l1] + (rot[rr][l1] * rot[cc][k1] if k1 != l1 else 0)
+                        _axpy(g[kk], f[src], coef)
+                if kin.parallel_prismatic[i]:
+                    pv = (d, -r * sa, r * ca)
+                    for c_src in (MX, MY):  # MS_a += A MS_j, J_a += 2(P·m)I - P mᵀ - m Pᵀ
+                        mv = tuple(rot[rr][c_src - MX] for rr in range(3))
+                        pm = sum(pv[t] * mv[t] for t in range(3))
+                        for c3, kk in enumerate((MX, MY, MZ)):
+                            _axpy(g[kk], f[c_src], mv[c3])
+                        for (rr, cc), kk in _J_IDX.items():
+                            dl = 1 if rr == cc else 0
+                            _axpy(g[kk], f[c_src], 2 * pm * dl - pv[rr] * mv[cc] - mv[rr] * pv[cc])
+            ks = [M] if u is None or kin.parallel_prismatic[i] else [MX, MY, MZ, M]
+            kstar = kin.ms_u_elim[i]
+            if kstar is not None:  # MS_j along u has no effect: m ~ m - (m_k*/u_k*) u
+                uj = _u_in_frame(model, geo, kin, j)
+                for c3 in range(3):
+                    if c3 != kstar:
+                        _axpy(f[MX + c3], f[MX + kstar], -uj[c3] / uj[kstar])
+                ks.remove(MX + kstar)
+            if kin.m_to_ia[i]:  # M_j = mass fixed on a(j) at P_j(r_j) + Ia_j column
+                if a > 0:
+                    _rigid_mass(p[a - 1], f[M], (d, -r * sa, r * ca))
+                _axpy(f[IA], f[M], 1)
+                ks.remove(M)
+            ks.append(IA)
+        kept[i] = sorted(ks) + [FC, FV]
+    return p, kept
+
+
+def _check_model(model: Any) -> None:
+    if model.dof < 1:
+        raise ValueError("the model has no joint")
+    if not np.all(np.isfinite(model.standard_parameter_values)):
+        raise ValueError("standard parameters contain NaN or inf")
+
+
+def _check_options(samples: Any, tol: Any) -> None:
+    if samples is not None and (isinstance(samples, bool) or not isinstance(samples, (int, np.integer)) or samples < 1):
+        raise ValueError(f"samples must be a positive integer, got {samples!r}")
+    if not (isinstance(tol, (int, float)) and 0.0 < tol < 1.0):
+        raise ValueError(f"tol must be in (0, 1), got {tol!r}")
+
+
+def _gravity_r0(model: Any, gravity: Any) -> np.ndarray:
+    g = model.gravity if gravity is None else gravity
+    g = np.asarray(g, dtype=float)
+    if g.shape != (3,) or not np.all(np.isfinite(g)):
+        raise ValueError(f"gravity must be a finite 3-vector, got shape {g.shape}")
+    return model.base_transform[:3, :3].T @ g
+
+
+# ----------------------------------------------------------------- main entry
+def base_parameters(model: Any, samples: int | None = None, seed: int = 0, tol: float = 1e-9) -> BaseParameters:
+    """Base parameters of ``model`` by the closed-form method of 000 with a numerical step (c).
+
+    ``samples``/``seed`` set the random states of the step (c) check, ``tol`` its relative
+    rank tolerance.  Gravity is ``model.gravity`` (its direction matters, theorem 3).
+    """
+    _check_model(model)
+    _check_options(samples, tol)
+    n = model.dof
+    g0 = _gravity_r0(model, None)
+    kin = _kinematics(model, g0)
+    geo = _geometry(model)
+    p_num, kept = _cascade(model, geo.num, kin)
+    p_sym, kept_s = _cascade(model, geo.sym, kin)
+    assert kept == kept_s
+    names_std = model.standard_parameter_names
+    std_syms = [sp.Symbol(s, real=True) for s in names_std]
+    cols, rel_num, rel_sym, names = [], [], [], []
+    for i in range(n):
+        for k in kept[i]:
+            col = 13 * i + k
+            fs = p_sym[i][k]
+            rel_sym.append(sp.Add(*[c * std_syms[c_i] for c_i, c in sorted(fs.items())]))
+            rel_num.append(p_num[i][k])
+            cols.append(col)
+            grouped = set(fs) != {col} or fs[col] != 1
+            names.append(f"{PARAM_KINDS[k]}{'R' if grouped else ''}{i + 1}")
+    nb, ns = len(cols), 13 * n
+    kmat = np.zeros((nb, ns))
+    for b, fnum in enumerate(rel_num):
+        for c_i, c in fnum.items():
+            kmat[b, c_i] = float(c)
+    cols_a = np.array(cols, dtype=int)
+    method = "closed-form"
+    notes: list[str] = []
+    numerical_idx: list[int] = []
+    # step (c): W == W[:, cols] K and independence of the candidate columns
+    w = stacked_regressor(model, samples, seed)
+    wn = max(float(np.abs(w).max()), 1e-300)
+    resid = float(np.abs(w - w[:, cols_a] @ kmat).max()) / wn
+    if resid > 1e-8:
+        notes.append(f"closed-form relations do not reproduce the regressor (residual {resid:.2e}); numerical fallback")
+        return _numerical_fallback(model, w, tol, notes)
+    keep, dep_coef = _sequential_independence(w[:, cols_a], tol)
+    if len(keep) < nb:
+        method = "closed-form + numerical step (c)"
+        for b_dep, coef in dep_coef.items():
+            notes.append(f"step (c): {names[b_dep]} depends on " + ", ".join(
+                f"{names[keep[t]]}" for t in np.flatnonzero(np.abs(coef) > 1e-12)))
+            for t, c in enumerate(coef):
+                if abs(c) > 1e-12:
+                    b = keep[t]
+                    kmat[b] += c * kmat[b_dep]
+                    rel_sym[b] = rel_sym[b] + sp.Float(c, 15) * rel_sym[b_dep]
+                    names[b] = f"{PARAM_KINDS[cols[b] % 13]}R{cols[b] // 13 + 1}"
+                    if b not in numerical_idx:
+                        numerical_idx.append(b)
+        numerical = [names[b] for b in numerical_idx]
+        keep_l = list(keep)
+        kmat = kmat[keep_l]
+        cols_a = cols_a[keep_l]
+        names = [names[b] for b in keep_l]
+        rel_sym = [rel_sym[b] for b in keep_l]
+        notes.append("the closed-form rules missed a special-geometry dependency: relations marked numerical")
+    else:
+        numerical = []
+    present: set[sp.Symbol] = set()
+    for r in rel_sym:
+        present |= r.free_symbols
+    eliminated = [s for s, sym in zip(names_std, std_syms, strict=True) if sym not in present]
+    values = kmat @ model.standard_parameter_values
+    return BaseParameters(names, values, rel_sym, eliminated, kmat, cols_a, method, model, numerical, notes, geo.subs)
+
+
+def _sequential_independence(wc: np.ndarray, tol: float) -> tuple[list[int], dict[int, np.ndarray]]:
+    """Scan columns in order (base to tip); keep those independent of the previous kept ones.
+
+    Returns the kept indices and, for each dependent column, its coefficients on the kept
+    columns that precede it (``w_dep = W_kept c``), so the farthest parameter is eliminated.
+    """
+    scale = _column_scale(wc)
+    ws = wc / scale
+    basis = np.zeros((ws.shape[0], 0))
+    keep: list[int] = []
+    dep: dict[int, np.ndarray] = {}
+    for b in range(ws.shape[1]):
+        v = ws[:, b]
+        res = v - basis @ (basis.T @ v)
+        res = res - basis @ (basis.T @ res)  # re-orthogonalise
+        if np.linalg.norm(res) > math.sqrt(tol):
+            basis = np.column_stack([basis, res / np.linalg.norm(res)])
+            keep.append(b)
+        else:
+            c = np.zeros(ws.shape[1])
+            if keep:
+                c[keep] = np.linalg.lstsq(wc[:, keep], wc[:, b], rcond=None)[0]
+            dep[b] = c
+    return keep, {b: c[keep] for b, c in dep.items()}
+
+
+def _numerical_fallback(model: Any, w: np.ndarray, tol: float, notes: list[str]) -> BaseParameters:
+    """Whole-model numerical grouping in base-to-tip order (used only if the closed form fails)."""
+    names_std = model.standard_parameter_names
+    std_syms = [sp.Symbol(s, real=True) for s in names_std]
+    nz = [int(c) for c in np.flatnonzero(np.isfinite(_column_scale(w)))]
+    keep, dep = _sequential_independence(w[:, nz], tol)
+    kmat = np.zeros((len(keep), w.shape[1]))
+    for t, b in enumerate(keep):
+        kmat[t, nz[b]] = 1.0
+    for b, c in dep.items():
+        kmat[:, nz[b]] += c
+    cols = np.array([nz[b] for b in keep], dtype=int)
+    rels = [sp.Add(*[sp.Float(v, 15) * std_syms[c] for c, v in enumerate(row) if abs(v) > 1e-12]) for row in kmat]
+    names = [f"{names_std[c][:-len(str(c // 13 + 1))]}R{c // 13 + 1}" for c in cols]
+    elim = [names_std[c] for c in range(w.shape[1]) if not np.any(np.abs(kmat[:, c]) > 1e-12)]
+    return BaseParameters(names, kmat @ model.standard_parameter_values, rels, elim, kmat, cols, "numerical",
+                          model, list(names), notes)
+
+
+# ----------------------------------------------------------------- CLI
+def base_params_cli(args: Any) -> int:
+    """``robot-dynamics base-params URDF [--base L] [--tip L] [--json]``: table name, relation, value."""
+    import json
+
+    from .robot_model import RobotModel
+    from .robots import resolve_urdf
+
+    model = RobotModel.from_urdf(str(resolve_urdf(args.urdf)), base_link=getattr(args, "base", None),
+                                 tip_link=getattr(args, "tip", None))
+    bp = base_parameters(model)
+    if getattr(args, "json", False):
+        print(json.dumps(bp.to_dict(), indent=2))
+        return 0
+    print(f"robot {model.name!r}: {model.dof} joints, {bp.count} base parameters "
+          f"({bp.inertial_count} inertial + {bp.count - bp.inertial_count} Ia/Fc/Fv), method: {bp.method}")
+    print(bp.table())
+    print("no effect: " + (", ".join(bp.eliminated) if bp.eliminated else "none"))
+    for note in bp.notes:
+        print("note: " + note)
+    return 0
