@@ -1,0 +1,80 @@
+"""Process lifecycle: the bring-up runner stops every child on SIGINT/SIGTERM, and the controller
+sends a last holding command (gravity torques of the core model at the last state) on shutdown."""
+
+from __future__ import annotations
+
+import signal
+import subprocess
+import sys
+import time
+
+import numpy as np
+import pytest
+import rclpy
+from ros_harness import node_process, start_process, stop_process, wait_for_service
+from sensor_msgs.msg import JointState
+from std_msgs.msg import Float64MultiArray
+from std_srvs.srv import Trigger
+
+from robot_dynamics.robots import load_model
+from robot_dynamics.ros.node_set import config_dir
+
+pytestmark = pytest.mark.ros
+
+
+@pytest.fixture
+def client():
+    rclpy.init()
+    node = rclpy.create_node("test_lifecycle_client")
+    yield node
+    node.destroy_node()
+    rclpy.shutdown()
+
+
+def _children(pid: int) -> list[int]:
+    out = subprocess.run(["ps", "-o", "pid=", "--ppid", str(pid)], capture_output=True, text=True).stdout
+    return [int(x) for x in out.split()]
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+def test_bringup_runner_stops_all_children(client, tmp_path, sig):
+    proc = start_process([sys.executable, "-m", "robot_dynamics", "bringup", "--robot", "planar2r", "--sim", "mujoco"],
+                         tmp_path / "bringup.log")
+    try:
+        stats = client.create_client(Trigger, "/computed_torque_controller/statistics")
+        wait_for_service(stats, 60)
+        children = _children(proc.pid)
+        assert len(children) == 5, children
+        proc.send_signal(sig)  # to the runner only: it must stop its children itself
+        assert proc.wait(30) == 0, (tmp_path / "bringup.log").read_text()[-2000:]
+        time.sleep(0.5)
+        alive = [c for c in children if subprocess.run(["kill", "-0", str(c)], capture_output=True).returncode == 0]
+        assert not alive, f"children still alive: {alive}"
+        assert "stopped" in (tmp_path / "bringup.log").read_text()
+    finally:
+        stop_process(proc)
+
+
+def test_controller_sends_holding_command_on_shutdown(client, tmp_path):
+    model = load_model("rx90")
+    commands: list[np.ndarray] = []
+    client.create_subscription(Float64MultiArray, "/effort_controller/commands", lambda m: commands.append(np.array(m.data)), 100)
+    pub = client.create_publisher(JointState, "/joint_states", 10)
+    q = np.array([0.3, -0.4, 0.5, 0.1, 0.2, -0.3])
+    with node_process("computed_torque_controller", tmp_path, params={"urdf_path": "rx90"},
+                      param_files=[config_dir() / "rx90.yaml"]) as ctl:
+        stats = client.create_client(Trigger, "/computed_torque_controller/statistics")
+        wait_for_service(stats, 30)
+        end = time.monotonic() + 3
+        while time.monotonic() < end:  # a steady state stream at the pose q
+            pub.publish(JointState(name=model.joint_names, position=q.tolist(), velocity=[0.0] * 6, effort=[0.0] * 6))
+            rclpy.spin_once(client, timeout_sec=0.01)
+        assert commands, "the controller never commanded"
+        n_before = len(commands)
+        stop_process(ctl)
+        assert ctl.returncode == 0
+        end = time.monotonic() + 2
+        while time.monotonic() < end:
+            rclpy.spin_once(client, timeout_sec=0.05)
+    assert len(commands) >= n_before
+    np.testing.assert_allclose(commands[-1], model.gravity_torques(q), atol=1e-9)
