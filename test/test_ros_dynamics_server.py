@@ -15,7 +15,7 @@ from trajectory_msgs.msg import JointTrajectoryPoint
 
 from robot_dynamics.robots import load_model, resolve_urdf
 from robot_dynamics.ros.node_set import config_dir
-from robot_dynamics_interfaces.srv import DynamicTerms, ForwardDynamics, InverseDynamics
+from robot_dynamics_interfaces.srv import BaseParameters, DynamicTerms, ForwardDynamics, InverseDynamics
 
 pytestmark = pytest.mark.ros
 RX90 = resolve_urdf("rx90")
@@ -38,6 +38,7 @@ def server(tmp_path_factory):
             "id": node.create_client(InverseDynamics, "/dynamics_server/inverse_dynamics"),
             "terms": node.create_client(DynamicTerms, "/dynamics_server/dynamic_terms"),
             "fd": node.create_client(ForwardDynamics, "/dynamics_server/forward_dynamics"),
+            "base": node.create_client(BaseParameters, "/dynamics_server/base_parameters"),
         }
         for c in clients.values():
             wait_for_service(c)
@@ -158,3 +159,17 @@ def test_server_alive_after_fuzzing(server, model):
     assert resp.success and proc.poll() is None
     # gravity only, at q = 0: equals the gravity torques of the core (an independent path: dynamic_terms composite)
     np.testing.assert_allclose(resp.points[0].effort, model.gravity_torques(np.zeros(6)), atol=1e-10)
+
+
+def test_base_parameters_service(server, model):
+    """The base model served reproduces the inverse dynamics (the oracle: the NE model of the core)."""
+    node, _, clients = server
+    resp = call_service(node, clients["base"], BaseParameters.Request(), timeout=60)
+    assert resp.success, resp.message
+    base = model.base_parameters()
+    assert list(resp.names) == list(base.names)
+    assert len(resp.relations) == len(resp.names) and "ZZR1" in resp.names
+    rng = np.random.default_rng(3)
+    q, qd, qdd = (rng.uniform(-1, 1, (20, model.dof)) for _ in range(3))
+    tau = np.einsum("kij,j->ki", base.regressor(q, qd, qdd), np.array(resp.values))
+    np.testing.assert_allclose(tau, model.inverse_dynamics(q, qd, qdd), rtol=1e-10, atol=1e-10)

@@ -4,6 +4,7 @@ Services (joint order by name; empty ``joint_names`` = model order):
   ``~/inverse_dynamics`` (InverseDynamics): efforts along any number of states, one vectorized call.
   ``~/dynamic_terms`` (DynamicTerms): A(q), C(q, qd) qd, Q(q) and friction at one state.
   ``~/forward_dynamics`` (ForwardDynamics): accelerations, method ``cholesky`` or ``recursive``.
+  ``~/base_parameters`` (BaseParameters): names, values and relations of the base inertial parameters.
 Every bad request is answered with ``success=false`` and a message; the node keeps serving.
 """
 
@@ -12,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 from rclpy.node import Node
 
-from robot_dynamics_interfaces.srv import DynamicTerms, ForwardDynamics, InverseDynamics
+from robot_dynamics_interfaces.srv import BaseParameters, DynamicTerms, ForwardDynamics, InverseDynamics
 
 from ..robot_model import RobotModel
 from .conversions import JointOrder
@@ -30,10 +31,13 @@ class DynamicsServer(Node):
         self.create_service(InverseDynamics, "~/inverse_dynamics", self._guard(self.inverse_dynamics))
         self.create_service(DynamicTerms, "~/dynamic_terms", self._guard(self.dynamic_terms))
         self.create_service(ForwardDynamics, "~/forward_dynamics", self._guard(self.forward_dynamics))
+        self.create_service(BaseParameters, "~/base_parameters", self._guard(self.base_parameters))
+        self._base = None
         self.description = RobotDescription(self, self._on_model)
 
     def _on_model(self, model: RobotModel, urdf: str) -> None:
         self.model = model
+        self._base = None  # computed on the first request (symbolic work stays off the hot paths)
 
     def _guard(self, handler):
         """Wrap a handler: any exception becomes ``success=false`` with the reason."""
@@ -121,6 +125,17 @@ class DynamicsServer(Node):
         qdd = model.forward_dynamics(q, qd, tau, method=method)
         response.joint_names = order.names
         response.accelerations = qdd[order.to_request].tolist()
+
+
+    def base_parameters(self, request: BaseParameters.Request, response: BaseParameters.Response) -> None:
+        if self._base is None:
+            self._base = self.model.base_parameters()
+        b = self._base
+        response.names = list(b.names)
+        response.values = [float(v) for v in b.values]
+        response.relations = [str(r) for r in b.relations]
+        response.eliminated = list(b.eliminated)
+        response.message = f"{len(b.names)} base parameters"
 
 
 def main(args: list[str] | None = None) -> int:
