@@ -38,6 +38,8 @@ import sympy as sp
 from .customized_model import (
     GENERATOR_VERSION,
     CustomizedModel,
+    customized_gravity_torques,
+    customized_inertia_matrix,
     customized_inverse_dynamics,
     customized_regressor,
 )
@@ -149,6 +151,9 @@ def _inputs(cm: CustomizedModel, lang: str) -> list[tuple[str, str]]:
 def _output_signs(cm: CustomizedModel) -> list[float]:
     """URDF sign of each flat output: tau_urdf_j = sign_j tau_mdh_j (row j of the regressor)."""
     signs = [s for _, s, _ in cm.joints]
+    if cm.kind == "inertia_matrix":  # A_urdf = S A_mdh S with S = diag(sign)
+        n = cm.dof
+        return [signs[k // n] * signs[k % n] for k in range(n * n)]
     per_row = int(np.prod(cm.output_shape[1:])) if len(cm.output_shape) > 1 else 1
     return [signs[k // per_row] for k in range(len(cm.outputs))]
 
@@ -475,15 +480,19 @@ class GeneratedBackend:
         self._progress = progress
         self._gravity = np.array(model.gravity, float)
         self._id = self._build("id", progress)
-        self._reg: Callable[..., np.ndarray] | None = None
+        self._lazy: dict[str, Callable[..., np.ndarray]] = {}
 
     def _generate(self, kind: str, progress: Callable[[str], None] | None) -> CustomizedModel:
         if kind == "id":
             return customized_inverse_dynamics(self.model, wrench=True, progress=progress, **self.options)
+        if kind == "inertia_matrix":
+            return customized_inertia_matrix(self.model, progress=progress, **self.options)
+        if kind == "gravity":
+            return customized_gravity_torques(self.model, progress=progress, **self.options)
         return customized_regressor(self.model, progress=progress)
 
     def _build(self, kind: str, progress: Callable[[str], None] | None) -> Callable[..., np.ndarray]:
-        opts = self.options if kind == "id" else {}
+        opts = {} if kind == "regressor" else self.options
         key = model_key(self.model, kind=kind, lang=self.lang, **opts)
         if self.lang == "c":
             so = cache_dir() / f"rdgen_{key}{sysconfig.get_config_var('EXT_SUFFIX') or '.so'}"
@@ -523,9 +532,31 @@ class GeneratedBackend:
         (qb, qdb, qddb), batch = check_states(model, (q, "q"), (qd, "qd"), (qdd, "qdd"))
         if gravity is not None and not np.array_equal(np.asarray(gravity, float), self._gravity):
             return regressor(model, q, qd, qdd, gravity=gravity)
-        if self._reg is None:
-            self._reg = self._build("regressor", self._progress)
-        out = self._reg(qb, qdb, qddb)
+        out = self._program("regressor")(qb, qdb, qddb)
+        return out if batch else out[0]
+
+    def _program(self, kind: str) -> Callable[..., np.ndarray]:
+        if kind not in self._lazy:
+            self._lazy[kind] = self._build(kind, self._progress)
+        return self._lazy[kind]
+
+    def inertia_matrix(self, q: Any) -> np.ndarray:
+        """A(q) incl. rotor inertias: (n, n) or (N, n, n)."""
+        from .inverse_dynamics import check_states
+
+        (qb,), batch = check_states(self.model, (q, "q"))
+        out = self._program("inertia_matrix")(qb, qb, qb)
+        return out if batch else out[0]
+
+    def gravity_torques(self, q: Any, gravity: Any = None) -> np.ndarray:
+        """Q(q): (n,) or (N, n); another ``gravity`` than the model's uses the NumPy model."""
+        from .dynamic_terms import gravity_torques
+        from .inverse_dynamics import check_states
+
+        if gravity is not None and not np.array_equal(np.asarray(gravity, float), self._gravity):
+            return gravity_torques(self.model, q, gravity=gravity)
+        (qb,), batch = check_states(self.model, (q, "q"))
+        out = self._program("gravity")(qb, qb, qb)
         return out if batch else out[0]
 
     @property

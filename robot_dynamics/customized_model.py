@@ -46,11 +46,13 @@ __all__ = [
     "Statement",
     "base_parameter_choice",
     "count_operations",
+    "customized_gravity_torques",
+    "customized_inertia_matrix",
     "customized_inverse_dynamics",
     "customized_regressor",
 ]
 
-GENERATOR_VERSION = "5"
+GENERATOR_VERSION = "7"
 _ZERO = sp.Integer(0)
 _ONE = sp.Integer(1)
 
@@ -462,16 +464,25 @@ def _gravity_r0(model: Any) -> np.ndarray:
 def _newton_euler(
     model: Any, b: _Builder, par: dict[str, sp.Expr], wrench: bool,
     progress: Callable[[str], None] | None,
+    joint_rates: Callable[[int], tuple[sp.Expr, sp.Expr]] | None = None,
+    gravity: bool = True,
 ) -> list[sp.Expr]:
-    """Forward/backward recursions (001 eqs. 7.51–7.61) on scalars; returns GAM1..GAMn."""
+    """Forward/backward recursions (001 eqs. 7.51–7.61) on scalars; returns GAM1..GAMn.
+
+    ``joint_rates(j)`` gives (q̇_j, q̈_j) (default the symbols QPj, QDPj); numbers there
+    specialize the recursion (e.g. 001 eq. 7.64 for a column of A)."""
     n = model.dof
+
+    def rates(j: int) -> tuple[sp.Expr, sp.Expr]:
+        return joint_rates(j) if joint_rates else (_sym(f"QP{j}"), _sym(f"QDP{j}"))
+
     ant = [int(a) for a in model.antecedent]
     z = _ZERO
 
     def p(k: str, j: int) -> sp.Expr:
         return par.get(f"{k}{j}", z)
 
-    g = _gravity_r0(model)
+    g = _gravity_r0(model) if gravity else np.zeros(3)
     gs = [b.param(f"G{i}", g[i - 1]) if g[i - 1] != 0.0 else z for i in (1, 2, 3)]
     w: dict[int, list[sp.Expr]] = {0: [z, z, z]}
     wp: dict[int, list[sp.Expr]] = {0: [z, z, z]}
@@ -485,7 +496,7 @@ def _newton_euler(
             progress(f"forward recursion: link {j}/{n}")
         a = ant[j - 1]
         gj = geo[j] = _Geometry(b, model, j)
-        qp, qdp = _sym(f"QP{j}"), _sym(f"QDP{j}")
+        qp, qdp = rates(j)
         wi = b.vec("WI", j, gj.rt(w[a], "WI"))  # 7.51
         if gj.prismatic:
             wj = wi
@@ -561,7 +572,7 @@ def _newton_euler(
         e_tot[j] = b.vec("E", j, ej)
         n_tot[j] = b.vec("N", j, nj)
         fdi[j] = b.vec("FDI", j, geo[j].r(e_tot[j], "FDI"))
-        qp, qdp = _sym(f"QP{j}"), _sym(f"QDP{j}")
+        qp, qdp = rates(j)
         tau = e_tot[j][2] if geo[j].prismatic else n_tot[j][2]
         tau = tau + p("Ia", j) * qdp + p("Fv", j) * qp + p("Fc", j) * sp.sign(qp)
         gam[j - 1] = b.var(f"GAM{j}", tau)
@@ -601,6 +612,51 @@ def customized_inverse_dynamics(
         parameters=parameters, simplified=simplified, wrench=wrench, output_shape=(model.dof,),
         parameter_names=[sym for sym, _ in table.values()], generation_time=time.perf_counter() - t0,
     )
+
+
+def _specialized(
+    model: Any, kind: str, parameters: str, simplified: bool, progress: Callable[[str], None] | None,
+) -> CustomizedModel:
+    t0 = time.perf_counter()
+    b = _Builder()
+    table = _parameter_table(model, parameters, simplified, all_symbols=False)
+    par = {std: b.param(sym, val) for std, (sym, val) in table.items()}
+    n = model.dof
+    if kind == "gravity":
+        outs = _newton_euler(model, b, par, False, progress, joint_rates=lambda j: (_ZERO, _ZERO))
+        shape: tuple[int, ...] = (n,)
+    else:  # inertia matrix: column i is NE with q̇ = 0, g = 0, q̈ = e_i (001 eq. 7.64, errata 34)
+        cols = []
+        for i in range(1, n + 1):
+            if progress:
+                progress(f"inertia matrix: column {i}/{n}")
+            cols.append(_newton_euler(model, b, par, False, None, gravity=False,
+                                      joint_rates=lambda j, i=i: (_ZERO, _ONE if j == i else _ZERO)))
+        # lower triangle from column i (rows j >= i: the backward recursion stops at link i), mirrored
+        outs = [cols[min(r, c)][max(r, c)] for r in range(n) for c in range(n)]
+        shape = (n, n)
+    stmts = _dead_code_elimination(b.statements, outs)
+    used = set().union(*[s.expr.free_symbols for s in stmts], *[o.free_symbols for o in outs])
+    values = {k: v for k, v in b.values.items() if _sym(k) in used}
+    return CustomizedModel(
+        name=model.name, dof=n, statements=stmts, outputs=outs, values=values, joints=_joint_inputs(model),
+        parameters=parameters, simplified=simplified, wrench=False, kind=kind, output_shape=shape,
+        parameter_names=[sym for sym, _ in table.values()], generation_time=time.perf_counter() - t0,
+    )
+
+
+def customized_gravity_torques(
+    model: Any, parameters: str = "base", simplified: bool = False, progress: Callable[[str], None] | None = None,
+) -> CustomizedModel:
+    """Customized program of the gravity torques Q(q) (NE with q̇ = q̈ = 0)."""
+    return _specialized(model, "gravity", parameters, simplified, progress)
+
+
+def customized_inertia_matrix(
+    model: Any, parameters: str = "base", simplified: bool = False, progress: Callable[[str], None] | None = None,
+) -> CustomizedModel:
+    """Customized program of the inertia matrix A(q) incl. rotor inertias, by NE columns (001 eq. 7.64)."""
+    return _specialized(model, "inertia_matrix", parameters, simplified, progress)
 
 
 def customized_regressor(model: Any, progress: Callable[[str], None] | None = None) -> CustomizedModel:

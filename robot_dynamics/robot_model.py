@@ -373,7 +373,8 @@ class RobotModel:
 
     # ------------------------------------------- dynamics (issue 4, see the modules)
     def set_backend(self, name: str = "numpy", **options: Any) -> None:
-        """Backend of :meth:`inverse_dynamics` and :meth:`regressor`: ``"numpy"`` (default) or
+        """Backend of :meth:`inverse_dynamics`, :meth:`regressor`, :meth:`inertia_matrix` and
+        :meth:`gravity_torques`: ``"numpy"`` (default) or
         ``"generated"`` (customized model compiled to C, see :mod:`robot_dynamics.codegen`;
         ``options`` go to :class:`~robot_dynamics.codegen.GeneratedBackend`).  The generated
         backend bakes in the current parameters: call it again after changing them."""
@@ -410,11 +411,15 @@ class RobotModel:
 
     def inertia_matrix(self, q: Any) -> np.ndarray:
         """A(q) including rotor inertias (001 §7.6.1)."""
+        if self._backend is not None:
+            return self._backend.inertia_matrix(q)
         from .dynamic_terms import inertia_matrix
 
         return inertia_matrix(self, q)
 
     def gravity_torques(self, q: Any, gravity: Any = None) -> np.ndarray:
+        if self._backend is not None:
+            return self._backend.gravity_torques(q, gravity=gravity)
         from .dynamic_terms import gravity_torques
 
         return gravity_torques(self, q, gravity=gravity)
