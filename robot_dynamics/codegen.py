@@ -22,6 +22,7 @@ import hashlib
 import importlib.util
 import json
 import os
+import platform
 import shutil
 import subprocess
 import sys
@@ -449,9 +450,21 @@ def compile_c(source_for: Callable[[str], str], key: str | None = None) -> Any:
 
 
 # --------------------------------------------------------------- backend
+def _host_tag() -> str:
+    """Machine and CPU flags: the extension is built with -march=native."""
+    flags = ""
+    try:
+        with open("/proc/cpuinfo") as f:
+            flags = next((line for line in f if line.startswith("flags")), "")
+    except OSError:
+        pass
+    return f"{platform.machine()}:{sys.version_info[:2]}:{hashlib.sha256(flags.encode()).hexdigest()[:8]}"
+
+
 def model_key(model: Any, **options: Any) -> str:
-    """Hash of the robot description and the generation options."""
-    desc = json.dumps({"model": model.to_dict(), "options": options, "version": GENERATOR_VERSION}, sort_keys=True)
+    """Hash of the robot description, the generation options and the host (CPU flags, Python version)."""
+    desc = json.dumps({"model": model.to_dict(), "options": options, "version": GENERATOR_VERSION,
+                       "host": _host_tag()}, sort_keys=True)
     return hashlib.sha256(desc.encode()).hexdigest()[:20]
 
 

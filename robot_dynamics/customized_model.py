@@ -39,7 +39,6 @@ import numpy as np
 import sympy as sp
 
 from .mdh import PRISMATIC
-from .robot_model import INERTIAL_NAMES
 
 __all__ = [
     "CustomizedModel",
@@ -420,7 +419,7 @@ def base_parameter_choice(model: Any, seed: int = 0) -> BaseParameterChoice:
         kb: {dep[c]: float(kmat[r, c]) for c in range(len(dep)) if kmat[r, c] != 0.0}
         for r, kb in enumerate(kept)
     }
-    eliminated = [d for c, d in enumerate(dep)]
+    eliminated = list(dep)
     return BaseParameterChoice(kept, values, {k: v for k, v in grouped.items() if v}, eliminated)
 
 
@@ -728,7 +727,3 @@ def customized_regressor(model: Any, progress: Callable[[str], None] | None = No
         parameters="standard", simplified=False, wrench=False, kind="regressor", output_shape=(n, 13 * n),
         parameter_names=[str(p) for p in psyms], generation_time=time.perf_counter() - t0,
     )
-
-
-def _std_names() -> tuple[str, ...]:
-    return INERTIAL_NAMES + ("Ia", "Fc", "Fv")
