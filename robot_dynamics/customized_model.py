@@ -51,7 +51,7 @@ __all__ = [
     "customized_regressor",
 ]
 
-GENERATOR_VERSION = "7"
+GENERATOR_VERSION = "8"
 _ZERO = sp.Integer(0)
 _ONE = sp.Integer(1)
 
@@ -431,6 +431,21 @@ def _parameter_symbol_name(std_name: str, grouped: bool) -> str:
 
 
 # --------------------------------------------------------------- generation
+def _closed_form_base_parameters(model: Any) -> dict[str, tuple[str, float]] | None:
+    """Standard name -> (base name, value) from :mod:`robot_dynamics.base_parameters` (000's
+    closed-form method: the column carrying each base parameter), or None if unavailable."""
+    try:
+        from .base_parameters import base_parameters
+    except ImportError:
+        return None
+    try:
+        bp = base_parameters(model)
+    except (ValueError, NotImplementedError, np.linalg.LinAlgError):
+        return None
+    names = model.standard_parameter_names
+    return {names[int(c)]: (str(nm), float(v)) for c, nm, v in zip(bp.columns, bp.names, bp.values, strict=True)}
+
+
 def _parameter_table(model: Any, parameters: str, simplified: bool, all_symbols: bool) -> dict[str, tuple[str, float]]:
     """Standard name -> (symbol name, value) of the parameters kept in the program."""
     names = model.standard_parameter_names
@@ -441,9 +456,11 @@ def _parameter_table(model: Any, parameters: str, simplified: bool, all_symbols:
             # rotor inertia and friction enter only if present (001 §7.5.3: friction apart)
             table = {k: t for k, t in table.items() if not (k[:2] in ("Ia", "Fc", "Fv") and t[1] == 0.0)}
     elif parameters == "base":
-        ch = base_parameter_choice(model)
-        table = {nm: (_parameter_symbol_name(nm, nm in ch.grouped), float(v)) for nm, v in zip(ch.kept, ch.values,
-                                                                                              strict=True)}
+        table = _closed_form_base_parameters(model)
+        if table is None:
+            ch = base_parameter_choice(model)
+            table = {nm: (_parameter_symbol_name(nm, nm in ch.grouped), float(v)) for nm, v in zip(
+                ch.kept, ch.values, strict=True)}
         if not all_symbols:
             table = {k: t for k, t in table.items() if not (k[:2] in ("Fc", "Fv") and t[1] == 0.0)}
     else:

@@ -166,3 +166,16 @@ def test_base_parameters_drop_joint1_inertia() -> None:
     names = set(cm.parameter_names)
     assert "ZZR1" in names and not {"XX1", "XY1", "MX1", "M1", "Ia1", "YY2", "MZ2", "M2"} & names
     assert math.isclose(len([n for n in names if not n.startswith(("Fc", "Fv", "Ia"))]), 36)
+
+
+def test_numerical_fallback_base_parameters_match_the_closed_form() -> None:
+    """The greedy numerical choice (fallback) keeps the columns of 000's closed form, with the same values."""
+    from robot_dynamics.base_parameters import base_parameters
+    from robot_dynamics.customized_model import base_parameter_choice
+
+    for m in (_general_rx90(np.random.default_rng(4)), general_6r(3)):
+        bp = base_parameters(m)
+        ch = base_parameter_choice(m)
+        names = m.standard_parameter_names
+        assert ch.kept == [names[int(c)] for c in bp.columns]
+        np.testing.assert_allclose(ch.values, bp.values, rtol=1e-9, atol=1e-9 * np.abs(bp.values).max())
