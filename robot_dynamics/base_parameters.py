@@ -159,7 +159,7 @@ class NumericalBaseParameters:
     columns: np.ndarray
     matrix: np.ndarray
     values: np.ndarray
-    singular_values: np.ndarray
+    r_diagonal: np.ndarray  # |R_kk| of the pivoted QR (scaled columns), decreasing
     model: Any = field(repr=False)
 
     def regressor(self, q: Any, qd: Any, qdd: Any, gravity: Any = None) -> np.ndarray:
@@ -211,7 +211,7 @@ def numerical_base_parameters(
     scale = _column_scale(w)
     ws = w / scale  # zero columns (no effect) become exactly 0
     nonzero = np.isfinite(scale)
-    _, r_mat, piv = scipy.linalg.qr(ws, mode="economic", pivoting=True)
+    r_mat, piv = scipy.linalg.qr(ws, mode="r", pivoting=True)
     diag = np.abs(np.diag(r_mat))
     rank = int(np.sum(diag > tol * max(diag[0], 1e-300))) if diag.size else 0
     rank = min(rank, int(nonzero.sum()))
@@ -223,8 +223,7 @@ def numerical_base_parameters(
     k[:, dep] = np.where(nonzero[dep][None, :], beta_s * np.where(nonzero[dep], scale[dep], 0.0)[None, :], 0.0)
     k[:, dep] /= scale[cols][:, None]
     names = [model.standard_parameter_names[c] for c in cols]
-    sv = scipy.linalg.svdvals(ws)
-    return NumericalBaseParameters(rank, names, cols, k, k @ model.standard_parameter_values, sv, model)
+    return NumericalBaseParameters(rank, names, cols, k, k @ model.standard_parameter_values, diag, model)
 
 
 # ----------------------------------------------------------------- geometry
@@ -370,7 +369,7 @@ def _axpy(target: Form, src: Form, c: Any) -> None:
     for k, v in src.items():
         val = target.get(k, 0) + c * v
         if isinstance(val, sp.Expr):
-            val = sp.expand(val)
+            val = sp.expand_mul(val)
         if val == 0:
             target.pop(k, None)
         else:
