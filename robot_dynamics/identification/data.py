@@ -1,0 +1,305 @@
+"""Identification data: loading (NPZ, CSV, ROS 2 bag), filtering, differentiation, decimation.
+
+Sources (all in URDF joint coordinates and names):
+
+* NPZ with arrays ``t`` (N,), ``q`` (N, n), ``effort`` (N, n), optional ``qd``, ``qdd``,
+  ``joint_names`` (n,);
+* CSV with a header: ``t``, then ``q_<joint>``, ``effort_<joint>`` (optional ``qd_<joint>``,
+  ``qdd_<joint>``) columns;
+* a ROS 2 bag (directory with ``metadata.yaml``, or a ``.db3`` / ``.mcap`` file), read with the
+  ``rosbags`` library (no ROS installation): ``sensor_msgs/msg/JointState`` messages of
+  ``/joint_states`` (header stamp, else the bag time), position, velocity, effort reordered by
+  name.
+
+Preprocessing (:func:`preprocess`, the usual practice of Gautier's identification method): the
+positions are low-pass filtered forward and backward (zero-phase Butterworth, no delay), the
+velocities and accelerations are central differences of the filtered positions; then the
+positions, velocities, accelerations and efforts are low-pass filtered with the same zero-phase
+filter at the decimated Nyquist band and decimated together (parallel decimation), and a few
+samples at both ends (filter transients) are dropped.
+"""
+
+from __future__ import annotations
+
+import csv
+import math
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+__all__ = [
+    "IdentificationData",
+    "load_data",
+    "load_bag",
+    "load_csv",
+    "load_npz",
+    "preprocess",
+    "save_csv",
+    "save_npz",
+    "write_bag",
+]
+
+JOINT_STATES = "/joint_states"
+
+
+@dataclass
+class IdentificationData:
+    """Samples of one experiment: t (N,), q, effort (N, n), optional qd, qdd (N, n)."""
+
+    t: np.ndarray
+    q: np.ndarray
+    effort: np.ndarray
+    qd: np.ndarray | None = None
+    qdd: np.ndarray | None = None
+    joint_names: list[str] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        self.t = np.asarray(self.t, float).reshape(-1)
+        self.q = np.asarray(self.q, float)
+        self.effort = np.asarray(self.effort, float)
+        if self.q.ndim != 2 or self.effort.shape != self.q.shape or self.q.shape[0] != self.t.shape[0]:
+            raise ValueError(f"t (N,), q and effort (N, n) expected, got {self.t.shape}, {self.q.shape}, "
+                             f"{self.effort.shape}")
+        for k in ("qd", "qdd"):
+            v = getattr(self, k)
+            if v is not None:
+                v = np.asarray(v, float)
+                if v.shape != self.q.shape:
+                    raise ValueError(f"{k} must have shape {self.q.shape}, got {v.shape}")
+                setattr(self, k, v)
+        for k in ("t", "q", "effort", "qd", "qdd"):
+            v = getattr(self, k)
+            if v is not None and not np.all(np.isfinite(v)):
+                raise ValueError(f"{k} contains NaN or inf")
+        if self.t.size < 2 or np.any(np.diff(self.t) <= 0):
+            raise ValueError("t must hold at least 2 strictly increasing times")
+        self.joint_names = [str(x) for x in self.joint_names]
+        if self.joint_names and len(self.joint_names) != self.q.shape[1]:
+            raise ValueError(f"{len(self.joint_names)} joint names for {self.q.shape[1]} joints")
+
+    @property
+    def samples(self) -> int:
+        return int(self.t.shape[0])
+
+    @property
+    def dof(self) -> int:
+        return int(self.q.shape[1])
+
+    def reorder(self, names: list[str]) -> IdentificationData:
+        """The same data with the joints in the order ``names`` (e.g. the model's chain)."""
+        if not self.joint_names:
+            if len(names) != self.dof:
+                raise ValueError(f"data has {self.dof} joints, the model {len(names)}")
+            return replace(self, joint_names=list(names))
+        missing = [x for x in names if x not in self.joint_names]
+        if missing:
+            raise ValueError(f"joints {missing} are not in the data (it has {self.joint_names})")
+        idx = [self.joint_names.index(x) for x in names]
+        pick = (lambda a: None if a is None else a[:, idx])
+        return IdentificationData(self.t, self.q[:, idx], self.effort[:, idx], pick(self.qd), pick(self.qdd),
+                                  list(names))
+
+
+# ------------------------------------------------------------------ NPZ / CSV
+def load_npz(path: str | Path) -> IdentificationData:
+    with np.load(path, allow_pickle=False) as z:
+        for k in ("t", "q", "effort"):
+            if k not in z:
+                raise ValueError(f"{path}: NPZ file has no array {k!r} (needs t, q, effort)")
+        opt = {k: z[k] for k in ("qd", "qdd") if k in z}
+        names = [str(x) for x in z["joint_names"]] if "joint_names" in z else []
+        return IdentificationData(z["t"], z["q"], z["effort"], joint_names=names, **opt)
+
+
+def save_npz(path: str | Path, data: IdentificationData) -> None:
+    arrays = {"t": data.t, "q": data.q, "effort": data.effort}
+    arrays.update({k: v for k in ("qd", "qdd") if (v := getattr(data, k)) is not None})
+    if data.joint_names:
+        arrays["joint_names"] = np.array(data.joint_names)
+    np.savez(path, **arrays)
+
+
+def load_csv(path: str | Path) -> IdentificationData:
+    with open(path, newline="") as f:
+        rows = list(csv.reader(f))
+    if len(rows) < 3:
+        raise ValueError(f"{path}: CSV needs a header and at least 2 rows")
+    head = [h.strip() for h in rows[0]]
+    try:
+        table = np.array([[float(x) for x in r] for r in rows[1:] if r], dtype=float)
+    except ValueError as exc:
+        raise ValueError(f"{path}: non-numeric CSV entry ({exc})") from exc
+    if table.shape[1] != len(head):
+        raise ValueError(f"{path}: rows have {table.shape[1]} columns, the header {len(head)}")
+    if "t" not in head:
+        raise ValueError(f"{path}: CSV header has no 't' column")
+    names = [h[2:] for h in head if h.startswith("q_")]
+    if not names:
+        raise ValueError(f"{path}: CSV header has no q_<joint> columns")
+
+    def cols(prefix: str, required: bool) -> np.ndarray | None:
+        keys = [f"{prefix}_{x}" for x in names]
+        if not all(k in head for k in keys):
+            if required:
+                raise ValueError(f"{path}: CSV lacks columns {[k for k in keys if k not in head]}")
+            return None
+        return table[:, [head.index(k) for k in keys]]
+
+    return IdentificationData(table[:, head.index("t")], cols("q", True), cols("effort", True),
+                              cols("qd", False), cols("qdd", False), names)
+
+
+def save_csv(path: str | Path, data: IdentificationData) -> None:
+    names = data.joint_names or [f"j{k + 1}" for k in range(data.dof)]
+    blocks = [("q", data.q), ("qd", data.qd), ("qdd", data.qdd), ("effort", data.effort)]
+    head, cols = ["t"], [data.t[:, None]]
+    for prefix, arr in blocks:
+        if arr is not None:
+            head += [f"{prefix}_{x}" for x in names]
+            cols.append(arr)
+    with open(path, "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(head)
+        w.writerows(np.hstack(cols).tolist())
+
+
+# ------------------------------------------------------------------ ROS 2 bags
+def _typestore() -> Any:
+    try:
+        from rosbags.typesys import Stores, get_typestore
+    except ImportError as exc:  # pragma: no cover - rosbags is pinned in requirements.txt
+        raise ValueError("reading ROS 2 bags needs the 'rosbags' package (pip install rosbags)") from exc
+    return get_typestore(Stores.ROS2_KILTED if hasattr(Stores, "ROS2_KILTED") else Stores.LATEST)
+
+
+def write_bag(path: str | Path, data: IdentificationData, *, topic: str = JOINT_STATES,
+              storage: str = "sqlite3") -> None:
+    """Write ``data`` as ``sensor_msgs/msg/JointState`` messages (rosbag2, sqlite3 or mcap storage)."""
+    from rosbags.rosbag2 import StoragePlugin, Writer
+
+    ts = _typestore()
+    js, header, stamp = (ts.types[k] for k in ("sensor_msgs/msg/JointState", "std_msgs/msg/Header",
+                                               "builtin_interfaces/msg/Time"))
+    plugin = {"sqlite3": StoragePlugin.SQLITE3, "mcap": StoragePlugin.MCAP}.get(storage)
+    if plugin is None:
+        raise ValueError(f"storage must be 'sqlite3' or 'mcap', got {storage!r}")
+    names = data.joint_names or [f"j{k + 1}" for k in range(data.dof)]
+    qd = data.qd if data.qd is not None else np.empty((data.samples, 0))
+    with Writer(Path(path), version=9, storage_plugin=plugin) as writer:
+        conn = writer.add_connection(topic, js.__msgtype__, typestore=ts)
+        for k in range(data.samples):
+            ns = int(round(data.t[k] * 1e9))
+            msg = js(header=header(stamp=stamp(sec=ns // 1_000_000_000, nanosec=ns % 1_000_000_000), frame_id=""),
+                     name=list(names), position=data.q[k].copy(), velocity=qd[k].copy(),
+                     effort=data.effort[k].copy())
+            writer.write(conn, ns, ts.serialize_cdr(msg, js.__msgtype__))
+
+
+def load_bag(path: str | Path, *, topic: str = JOINT_STATES) -> IdentificationData:
+    """``/joint_states`` of a ROS 2 bag: positions, velocities (if every message has them), efforts."""
+    from rosbags.rosbag2 import Reader
+
+    ts = _typestore()
+    p = Path(path)
+    if p.is_file() and p.suffix in (".db3", ".mcap"):
+        p = p.parent
+    t, q, qd, eff = [], [], [], []
+    names: list[str] | None = None
+    with Reader(p) as reader:
+        conns = [c for c in reader.connections if c.topic == topic]
+        if not conns:
+            raise ValueError(f"{path}: no {topic} topic in the bag (topics: {sorted(reader.topics)})")
+        for conn, stamp_ns, raw in reader.messages(connections=conns):
+            msg = ts.deserialize_cdr(raw, conn.msgtype)
+            if names is None:
+                names = list(msg.name)
+            idx = [list(msg.name).index(x) for x in names] if list(msg.name) != names else list(range(len(names)))
+            if len(msg.position) != len(msg.name) or len(msg.effort) != len(msg.name):
+                raise ValueError(f"{path}: a JointState message lacks positions or efforts")
+            sec = msg.header.stamp.sec + 1e-9 * msg.header.stamp.nanosec
+            t.append(sec if sec > 0 else stamp_ns * 1e-9)
+            q.append(np.asarray(msg.position)[idx])
+            eff.append(np.asarray(msg.effort)[idx])
+            qd.append(np.asarray(msg.velocity)[idx] if len(msg.velocity) == len(msg.name) else None)
+    if not t:
+        raise ValueError(f"{path}: {topic} has no messages")
+    vel = np.array(qd) if all(v is not None for v in qd) else None
+    t_arr = np.array(t)
+    order = np.argsort(t_arr, kind="stable")
+    keep = order[np.concatenate([[True], np.diff(t_arr[order]) > 0])]  # drop duplicate stamps
+    return IdentificationData(t_arr[keep], np.array(q)[keep], np.array(eff)[keep],
+                              None if vel is None else vel[keep], None, names or [])
+
+
+def load_data(path: str | Path) -> IdentificationData:
+    """NPZ, CSV or ROS 2 bag (directory, .db3 or .mcap), by extension."""
+    p = Path(path)
+    if not p.exists():
+        raise FileNotFoundError(f"no data file or bag {str(path)!r}")
+    if p.is_dir() or p.suffix in (".db3", ".mcap"):
+        return load_bag(p)
+    if p.suffix == ".npz":
+        return load_npz(p)
+    if p.suffix == ".csv":
+        return load_csv(p)
+    raise ValueError(f"{path}: unknown data format (use .npz, .csv or a ROS 2 bag)")
+
+
+# ------------------------------------------------------------------ preprocessing
+def _lowpass(x: np.ndarray, cutoff: float, fs: float, order: int = 4) -> np.ndarray:
+    import scipy.signal
+
+    wn = cutoff / (0.5 * fs)
+    if wn >= 1.0:
+        return x
+    sos = scipy.signal.butter(order, wn, output="sos")
+    return scipy.signal.sosfiltfilt(sos, x, axis=0)
+
+
+def preprocess(
+    data: IdentificationData,
+    *,
+    cutoff: float | None = 20.0,
+    decimate: int = 1,
+    trim: float = 0.05,
+    use_measured_derivatives: bool = False,
+) -> IdentificationData:
+    """Filtered q and q̇, q̈ by zero-phase differentiation, parallel decimation by ``decimate``.
+
+    ``cutoff`` (Hz) of the zero-phase Butterworth filter on q (None: no filter); ``trim``: seconds
+    dropped at both ends.  Samples are resampled on a uniform grid first if the stamps jitter.
+    Measured qd/qdd are kept only with ``use_measured_derivatives``.
+    """
+    if int(decimate) < 1:
+        raise ValueError("decimate must be >= 1")
+    if cutoff is not None and not (math.isfinite(cutoff) and cutoff > 0):
+        raise ValueError("cutoff must be > 0 Hz")
+    t, q, eff = data.t, data.q, data.effort
+    dt = float(np.median(np.diff(t)))
+    if np.max(np.abs(np.diff(t) - dt)) > 1e-3 * dt:  # uniform grid (bag stamps jitter)
+        grid = t[0] + dt * np.arange(int(math.floor((t[-1] - t[0]) / dt)) + 1)
+        interp = (lambda a: None if a is None else np.column_stack([np.interp(grid, t, a[:, k])
+                                                                     for k in range(a.shape[1])]))
+        t, q, eff = grid, interp(q), interp(eff)
+        qd_m, qdd_m = interp(data.qd), interp(data.qdd)
+    else:
+        qd_m, qdd_m = data.qd, data.qdd
+    fs = 1.0 / dt
+    qf = _lowpass(q, cutoff, fs) if cutoff is not None else q
+    if use_measured_derivatives and qd_m is not None:
+        qd = qd_m
+        qdd = qdd_m if qdd_m is not None else np.gradient(qd, dt, axis=0)
+    else:
+        qd = np.gradient(qf, dt, axis=0)
+        qdd = np.gradient(qd, dt, axis=0)
+    k = int(decimate)
+    if k > 1:
+        band = 0.8 * 0.5 * fs / k
+        qf, qd, qdd, eff = (_lowpass(a, band, fs) for a in (qf, qd, qdd, eff))
+    m = int(round(trim * fs))
+    sl = slice(m, t.shape[0] - m if m > 0 else None, k)
+    if t[sl].shape[0] < 2:
+        raise ValueError("too few samples left after trimming and decimation")
+    return IdentificationData(t[sl], qf[sl], eff[sl], qd[sl], qdd[sl], list(data.joint_names))

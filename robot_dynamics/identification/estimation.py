@@ -1,0 +1,279 @@
+"""Least-squares estimation of the base dynamic parameters (inertial, rotor inertia, friction).
+
+The inverse dynamic model is linear in the base parameters (001 eq. 9.3 with the regrouping of
+000): ``Γ = W_b(q, q̇, q̈) β``.  Stacking the N samples of the n joints gives the
+overdetermined system ``Y = W β + ρ`` solved by
+
+* ordinary least squares (``method="ols"``): ``β̂ = W⁺ Y``, ``σ²_ρ = ‖Y − W β̂‖² / (r − b)``,
+  ``C_β = σ²_ρ (WᵀW)⁻¹``, relative standard deviation ``%σ_βi = 100 σ_βi / |β̂_i|``;
+* weighted least squares (``method="wls"``, Gautier): the rows of joint j are divided by the
+  standard deviation σ_ρj of the OLS residual of that joint's equations, then OLS again.
+
+Physically consistent estimates (:func:`physically_consistent_estimate`): the standard
+parameters of each link are parametrized so that M > 0 and the inertia about the centre of
+mass is positive definite (``I_c = L Lᵀ + ε I`` with L lower-triangular), Ia, Fv ≥ 0, Fc ≥ 0
+(squares), and fitted with :func:`scipy.optimize.least_squares` to the same data, with a small
+pull towards the a-priori (URDF) values so that the non-identifiable directions are defined.
+This is a non-convex parametrization of the convex set (no cvxpy dependency); started from the
+nominal model it converges in practice, and the result is a realizable model (URDF export).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from ..robot_model import RobotModel
+
+__all__ = [
+    "IdentificationResult",
+    "base_parameters_of",
+    "estimate",
+    "estimate_from_matrix",
+    "identify",
+    "observation_matrix",
+    "physically_consistent_estimate",
+]
+
+METHODS = ("ols", "wls")
+
+
+def base_parameters_of(model: RobotModel) -> Any:
+    """The base parameters of ``model`` (issue 5): ``names``, ``values``, ``matrix`` (values = matrix @
+    standard values), ``regressor(q, qd, qdd)``."""
+    if hasattr(model, "base_parameters"):
+        return model.base_parameters()
+    from ..base_parameters import base_parameters
+
+    return base_parameters(model)
+
+
+def observation_matrix(base: Any, q: Any, qd: Any, qdd: Any) -> np.ndarray:
+    """Base regressor of N samples: (N, n, b)."""
+    w = base.regressor(q, qd, qdd)
+    return w[None] if w.ndim == 2 else w
+
+
+@dataclass
+class IdentificationResult:
+    """Estimated base parameters and their statistics (base-parameter order)."""
+
+    names: list[str]
+    values: np.ndarray
+    std: np.ndarray
+    relative_std: np.ndarray
+    method: str
+    residual_rms: np.ndarray  # per joint
+    condition_number: float
+    samples: int
+    joint_names: list[str] = field(default_factory=list)
+    robot: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "robot": self.robot,
+            "method": self.method,
+            "samples": self.samples,
+            "condition_number": self.condition_number,
+            "joint_names": list(self.joint_names),
+            "residual_rms": self.residual_rms.tolist(),
+            "names": list(self.names),
+            "values": self.values.tolist(),
+            "std": self.std.tolist(),
+            "relative_std": self.relative_std.tolist(),
+        }
+
+    def table(self) -> str:
+        w = max([4] + [len(n) for n in self.names])
+        lines = [f"{'name':<{w}}  {'value':>14}  {'std':>11}  {'%std':>8}", "-" * (w + 40)]
+        lines += [f"{n:<{w}}  {v:>14.6g}  {s:>11.3g}  {p:>8.3g}"
+                  for n, v, s, p in zip(self.names, self.values, self.std, self.relative_std, strict=True)]
+        return "\n".join(lines)
+
+
+def _lstsq(w: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray, float]:
+    """β̂, covariance and σ²_ρ of ``y = w β``; raises when w is rank deficient."""
+    r, b = w.shape
+    if r <= b:
+        raise ValueError(f"{r} equations for {b} base parameters: record more samples")
+    u, s, vt = np.linalg.svd(w, full_matrices=False)
+    if s[-1] <= 1e-12 * s[0]:
+        raise ValueError(f"the observation matrix is rank deficient (cond = {s[0] / max(s[-1], 1e-300):.3g}): "
+                         "the trajectory does not excite every base parameter")
+    beta = vt.T @ ((u.T @ y) / s)
+    res = y - w @ beta
+    sigma2 = float(res @ res) / (r - b)
+    cov = sigma2 * (vt.T / s**2) @ vt
+    return beta, cov, sigma2
+
+
+def estimate(
+    model: RobotModel,
+    q: Any,
+    qd: Any,
+    qdd: Any,
+    effort: Any,
+    *,
+    method: str = "wls",
+    base: Any = None,
+) -> IdentificationResult:
+    """Base parameters from samples (N, n) of positions, velocities, accelerations and efforts (URDF)."""
+    if method not in METHODS:
+        raise ValueError(f"method must be one of {METHODS}, got {method!r}")
+    n = model.dof
+    arrays = []
+    for a, what in ((q, "q"), (qd, "qd"), (qdd, "qdd"), (effort, "effort")):
+        x = np.asarray(a, float)
+        if x.ndim != 2 or x.shape[1] != n:
+            raise ValueError(f"{what} must have shape (N, {n}), got {x.shape}")
+        if not np.all(np.isfinite(x)):
+            raise ValueError(f"{what} contains NaN or inf")
+        arrays.append(x)
+    if len({x.shape[0] for x in arrays}) != 1:
+        raise ValueError("q, qd, qdd and effort must have the same number of samples")
+    q, qd, qdd, tau = arrays
+    base = base_parameters_of(model) if base is None else base
+    return estimate_from_matrix(model, base, observation_matrix(base, q, qd, qdd), tau, method=method)
+
+
+# ----------------------------------------------------------- physically consistent
+def _unpack(x: np.ndarray, n: int, eps: float) -> np.ndarray:
+    """Parameter vector (13 per link) -> standard parameters, realizable by construction."""
+    p = x.reshape(n, 13)
+    out = np.empty((n, 13))
+    for j in range(n):
+        lm, c, l6 = p[j, 0], p[j, 1:4], p[j, 4:10]
+        m = np.exp(lm)
+        low = np.array([[l6[0], 0, 0], [l6[1], l6[2], 0], [l6[3], l6[4], l6[5]]])
+        ic = low @ low.T + eps * np.eye(3)
+        jo = ic + m * (c @ c * np.eye(3) - np.outer(c, c))
+        out[j, :10] = [jo[0, 0], jo[0, 1], jo[0, 2], jo[1, 1], jo[1, 2], jo[2, 2], *(m * c), m]
+        out[j, 10:] = p[j, 10:] ** 2
+    return out.ravel()
+
+
+def _pack(values: np.ndarray, n: int, eps: float) -> np.ndarray:
+    from ..simulator import central_inertia, physically_consistent
+
+    v = np.asarray(values, float).reshape(n, 13)
+    out = np.empty((n, 13))
+    for j in range(n):
+        m, c, ic = central_inertia(v[j, :10])
+        m = max(m, 1e-3)
+        lam, vec = physically_consistent(ic, floor=2 * eps)
+        low = np.linalg.cholesky(vec @ np.diag(lam - eps) @ vec.T + 1e-15 * np.eye(3))
+        out[j, :10] = [np.log(m), *c, low[0, 0], low[1, 0], low[1, 1], low[2, 0], low[2, 1], low[2, 2]]
+        out[j, 10:] = np.sqrt(np.maximum(v[j, 10:], 0.0))
+    return out.ravel()
+
+
+def physically_consistent_estimate(
+    model: RobotModel,
+    q: Any,
+    qd: Any,
+    qdd: Any,
+    effort: Any,
+    *,
+    prior_weight: float = 1e-3,
+    eps: float = 1e-6,
+    max_nfev: int = 200,
+) -> RobotModel:
+    """A realizable model (M > 0, I_c ≻ 0, Ia, Fc, Fv ≥ 0) fitted to the data, started from ``model``.
+
+    Minimizes ``‖W x − Y‖² / ‖Y‖² + prior_weight ‖x − x_nominal‖² / ‖x_nominal‖²`` over the
+    parametrization of the module docstring (W: standard regressor of the samples).
+    """
+    import scipy.optimize
+
+    n = model.dof
+    q, qd, qdd, tau = (np.asarray(a, float) for a in (q, qd, qdd, effort))
+    w = model.regressor(q, qd, qdd).reshape(-1, 13 * n)
+    y = tau.reshape(-1)
+    x_nom = model.standard_parameter_values
+    sy = float(np.linalg.norm(y)) or 1.0
+    sx = float(np.linalg.norm(x_nom)) or 1.0
+    k = np.sqrt(prior_weight)
+
+    def residual(z: np.ndarray) -> np.ndarray:
+        x = _unpack(z, n, eps)
+        return np.concatenate([(w @ x - y) / sy, k * (x - x_nom) / sx])
+
+    z0 = _pack(x_nom, n, eps)
+    sol = scipy.optimize.least_squares(residual, z0, method="trf", max_nfev=int(max_nfev), x_scale="jac")
+    return model.with_standard_parameters(_unpack(sol.x, n, eps))
+
+
+def identify(
+    model: RobotModel,
+    data: Any,
+    *,
+    method: str = "wls",
+    cutoff: float | None = 20.0,
+    band: float | None = 10.0,
+    decimate: int = 10,
+    trim: float = 0.1,
+    min_velocity: float = 0.02,
+    base: Any = None,
+) -> IdentificationResult:
+    """The whole pipeline on recorded data (:class:`~robot_dynamics.identification.data.IdentificationData`).
+
+    1. joints reordered to the model's chain; q low-pass filtered forward-backward at ``cutoff`` Hz,
+       q̇ and q̈ by central differences (zero phase, :func:`~.data.preprocess`);
+    2. parallel filtering (Gautier): every column of the base observation matrix W_b(q, q̇, q̈) and
+       the efforts go through the same zero-phase low-pass filter (``band`` Hz), so that the
+       high-frequency content that the model does not explain (zero-order-hold torque steps,
+       Coulomb switching, noise) is removed from both sides alike; then both are decimated
+       by ``decimate``;
+    3. the equation of joint j is dropped at samples where ``|q̇_j| < min_velocity`` (the Coulomb
+       law ``Fc sign(q̇)`` does not hold while the joint sticks or chatters around zero velocity);
+    4. OLS or WLS (:func:`estimate` statistics), ``trim`` seconds dropped at both ends.
+    """
+    from .data import _lowpass, preprocess
+
+    d = data.reorder(model.joint_names)
+    full = preprocess(d, cutoff=cutoff, decimate=1, trim=0.0)
+    base = base_parameters_of(model) if base is None else base
+    w3 = observation_matrix(base, full.q, full.qd, full.qdd)
+    tau = full.effort
+    fs = 1.0 / float(np.median(np.diff(full.t)))
+    if band is not None:
+        w3 = _lowpass(w3, band, fs)
+        tau = _lowpass(tau, band, fs)
+    m = int(round(trim * fs))
+    k = max(int(decimate), 1)
+    sl = slice(m, tau.shape[0] - m if m > 0 else None, k)
+    keep = np.abs(full.qd[sl]) >= min_velocity
+    return estimate_from_matrix(model, base, w3[sl], tau[sl], method=method, keep=keep)
+
+
+def estimate_from_matrix(model: RobotModel, base: Any, w3: np.ndarray, tau: np.ndarray, *,
+                         method: str = "wls", keep: np.ndarray | None = None) -> IdentificationResult:
+    """OLS / WLS on an observation matrix (N, n, b) and efforts (N, n) (see the module docstring);
+    ``keep`` (N, n) selects the joint equations used."""
+    if method not in METHODS:
+        raise ValueError(f"method must be one of {METHODS}, got {method!r}")
+    nb = w3.shape[-1]
+    keep = np.ones(tau.shape, bool) if keep is None else np.asarray(keep, bool)
+    rows = keep.reshape(-1)
+    joint = np.tile(np.arange(tau.shape[1]), tau.shape[0])[rows]
+    w = w3.reshape(-1, nb)[rows]
+    y = tau.reshape(-1)[rows]
+    beta, cov, _ = _lstsq(w, y)
+    if method == "wls":
+        res = y - w @ beta
+        cnt = np.maximum(np.bincount(joint, minlength=tau.shape[1]) - 1, 1)
+        sig = np.sqrt(np.bincount(joint, res**2, minlength=tau.shape[1]) / cnt)
+        sig = np.where(sig > 0, sig, max(float(sig.max()), 1e-12))
+        wt = 1.0 / sig[joint]
+        beta, cov, _ = _lstsq(w * wt[:, None], y * wt)
+    std = np.sqrt(np.maximum(np.diag(cov), 0.0))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        rel = np.where(np.abs(beta) > 0, 100.0 * std / np.abs(beta), np.inf)
+    resid = tau - w3 @ beta
+    return IdentificationResult(
+        names=list(base.names), values=beta, std=std, relative_std=rel, method=method,
+        residual_rms=np.sqrt(np.mean(resid**2, axis=0)), condition_number=float(np.linalg.cond(w)),
+        samples=int(tau.shape[0]), joint_names=model.joint_names, robot=model.name,
+    )
