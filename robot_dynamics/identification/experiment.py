@@ -13,6 +13,7 @@ sensor gives; it pairs with accelerations by central differences).
 from __future__ import annotations
 
 import math
+
 import numpy as np
 
 from ..robot_model import RobotModel
