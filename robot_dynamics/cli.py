@@ -7,6 +7,7 @@ Commands (names and flags are a contract):
   bringup --robot NAME --sim mujoco|none
   demo [--output DIR]
   codegen URDF --lang python|c [--simplified] [--base-parameters|--standard-parameters] [-o FILE] [--json]
+  identify URDF DATA [--method ols|wls] [-o YAML] [--model-output YAML] [--urdf-output URDF] [--json]
 """
 
 from __future__ import annotations
@@ -83,6 +84,12 @@ def _cmd_codegen(args: argparse.Namespace) -> int:
     return codegen_cli(args)
 
 
+def _cmd_identify(args: argparse.Namespace) -> int:
+    from .identification.io import identify_cli
+
+    return identify_cli(args)
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="robot-dynamics", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = p.add_subparsers(dest="command", required=True)
@@ -136,6 +143,20 @@ def build_parser() -> argparse.ArgumentParser:
     cg.add_argument("-o", "--output", default=None, help="write the generated code to this file")
     cg.add_argument("--json", action="store_true", help="print the counts as one JSON object")
     cg.set_defaults(func=_cmd_codegen)
+
+    idf = sub.add_parser("identify", help="identify the base dynamic parameters from recorded data (NPZ, CSV, ROS 2 bag)")
+    idf.add_argument("urdf", help="URDF path or bundled robot name (the nominal model)")
+    idf.add_argument("data", help="NPZ / CSV file or ROS 2 bag (directory, .db3, .mcap) with /joint_states")
+    idf.add_argument("--method", choices=("ols", "wls"), default="wls")
+    idf.add_argument("--cutoff", type=float, default=20.0, help="position filter cutoff in Hz (0: none)")
+    idf.add_argument("--band", type=float, default=10.0, help="parallel filter band in Hz (0: none)")
+    idf.add_argument("--decimate", type=int, default=10)
+    idf.add_argument("--min-velocity", type=float, default=0.02, help="drop joint equations below this speed")
+    idf.add_argument("-o", "--output", default=None, help="write the estimates as YAML")
+    idf.add_argument("--model-output", default=None, help="write the identified model (robot model YAML)")
+    idf.add_argument("--urdf-output", default=None, help="write a physically consistent identified URDF")
+    idf.add_argument("--json", action="store_true", help="print names, values, relative_std as one JSON object")
+    idf.set_defaults(func=_cmd_identify)
 
     demo = sub.add_parser("demo", help="the main job: simulated arm driven by the full stack, with a report")
     demo.add_argument("--robot", default="rx90")

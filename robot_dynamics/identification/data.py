@@ -97,7 +97,8 @@ class IdentificationData:
         if missing:
             raise ValueError(f"joints {missing} are not in the data (it has {self.joint_names})")
         idx = [self.joint_names.index(x) for x in names]
-        pick = (lambda a: None if a is None else a[:, idx])
+        def pick(a: np.ndarray | None) -> np.ndarray | None:
+            return (None if a is None else a[:, idx])
         return IdentificationData(self.t, self.q[:, idx], self.effort[:, idx], pick(self.qd), pick(self.qdd),
                                   list(names))
 
@@ -280,8 +281,9 @@ def preprocess(
     dt = float(np.median(np.diff(t)))
     if np.max(np.abs(np.diff(t) - dt)) > 1e-3 * dt:  # uniform grid (bag stamps jitter)
         grid = t[0] + dt * np.arange(int(math.floor((t[-1] - t[0]) / dt)) + 1)
-        interp = (lambda a: None if a is None else np.column_stack([np.interp(grid, t, a[:, k])
-                                                                     for k in range(a.shape[1])]))
+        def interp(a: np.ndarray | None) -> np.ndarray | None:
+            return (None if a is None else np.column_stack([np.interp(grid, t, a[:, k])
+                                                                             for k in range(a.shape[1])]))
         t, q, eff = grid, interp(q), interp(eff)
         qd_m, qdd_m = interp(data.qd), interp(data.qdd)
     else:

@@ -95,10 +95,7 @@ def _limits(model: RobotModel, margin: float, center: Any) -> tuple[np.ndarray, 
     lo, up = lim["lower"], lim["upper"]
     finite = np.isfinite(lo) & np.isfinite(up)
     default_range = np.where(model.sigma == 1, 0.2, math.pi / 2)
-    if center is None:
-        m = np.where(finite, 0.5 * (lo + up), 0.0)
-    else:
-        m = model.check_joint_vector(center, "center")
+    m = np.where(finite, 0.5 * (lo + up), 0.0) if center is None else model.check_joint_vector(center, "center")
     r = np.where(finite, np.minimum(up - m, m - lo), default_range) * margin
     if np.any(r <= 0):
         raise ValueError("the center must lie strictly inside the joint limits")

@@ -23,6 +23,7 @@ from ..robot_model import RobotModel
 from .estimation import IdentificationResult, base_parameters_of
 
 __all__ = [
+    "identify_cli",
     "is_physically_consistent",
     "load_result_yaml",
     "model_with_base_parameters",
@@ -88,3 +89,36 @@ def write_model_urdf(model: RobotModel, path: str | Path, **options: Any) -> Non
         raise ValueError("the model is not physically consistent (negative mass or inertia): "
                          "use physically_consistent_estimate() before exporting a URDF")
     Path(path).write_text(model.to_urdf(**options))
+
+
+def identify_cli(args: Any) -> int:
+    """``robot-dynamics identify URDF DATA [--json] ...``: base parameters from recorded data."""
+    import json
+
+    from ..robots import load_model
+    from .data import load_data, preprocess
+    from .estimation import identify, physically_consistent_estimate
+
+    model = load_model(args.urdf)
+    data = load_data(args.data)
+    band = None if args.band <= 0 else args.band
+    cutoff = None if args.cutoff <= 0 else args.cutoff
+    res = identify(model, data, method=args.method, cutoff=cutoff, band=band, decimate=args.decimate,
+                   min_velocity=args.min_velocity)
+    if args.output:
+        Path(args.output).write_text(result_to_yaml(res))
+    if args.model_output:
+        Path(args.model_output).write_text(model_with_base_parameters(model, res.names, res.values).to_yaml())
+    if args.urdf_output:
+        p = preprocess(data.reorder(model.joint_names), cutoff=cutoff, decimate=max(args.decimate, 1))
+        write_model_urdf(physically_consistent_estimate(model, p.q, p.qd, p.qdd, p.effort), args.urdf_output)
+    if args.json:
+        print(json.dumps({"names": res.names, "values": res.values.tolist(),
+                          "relative_std": [float(x) if np.isfinite(x) else None for x in res.relative_std],
+                          "method": res.method, "condition_number": res.condition_number,
+                          "residual_rms": res.residual_rms.tolist(), "samples": res.samples}))
+    else:
+        print(f"robot {model.name!r}: {res.samples} samples, {res.method.upper()}, cond(W_b) = {res.condition_number:.4g}")
+        print(res.table())
+        print(f"residual RMS per joint: {np.round(res.residual_rms, 6).tolist()}")
+    return 0
