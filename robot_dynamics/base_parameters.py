@@ -176,7 +176,7 @@ def stacked_regressor(model: Any, samples: int | None = None, seed: int = 0) -> 
     of the model over all configurations.
     """
     n = model.dof
-    samples = max(30, 3 * 13 * n // max(n, 1) + 10) if samples is None else int(samples)
+    samples = 32 if samples is None else int(samples)  # 32 n rows for at most 13 n columns
     if samples < 1:
         raise ValueError("samples must be >= 1")
     rng = np.random.default_rng(seed)
@@ -242,10 +242,11 @@ class _Geometry:
     num: list[tuple[float, ...]]
     sym: list[tuple[Any, ...]]
     subs: dict[sp.Symbol, float]
+    trig: dict[sp.Symbol, sp.Expr]  # placeholder symbols -> cos(angle), sin(angle) (cheaper to expand)
 
 
 def _geometry(model: Any) -> _Geometry:
-    num, sym, subs = [], [], {}
+    num, sym, subs, trig = [], [], {}, {}
     for j, jt in enumerate(model.joints, start=1):
         row_n, row_s = [], []
         for ang, name in ((jt.alpha, "alpha"), (jt.theta, "theta")):
@@ -257,7 +258,9 @@ def _geometry(model: Any) -> _Geometry:
                 s = sp.Symbol(f"{name}{j}", real=True)
                 subs[s] = ang
                 row_n += [math.cos(ang), math.sin(ang)]
-                row_s += [sp.cos(s), sp.sin(s)]
+                cs, sn = sp.Symbol(f"_cos_{name}{j}", real=True), sp.Symbol(f"_sin_{name}{j}", real=True)
+                trig[cs], trig[sn] = sp.cos(s), sp.sin(s)
+                row_s += [cs, sn]
         for val, name in ((jt.d, "d"), (jt.r, "r")):
             if abs(val) < _LEN_TOL:
                 row_n.append(0.0)
@@ -269,7 +272,7 @@ def _geometry(model: Any) -> _Geometry:
                 row_s.append(s)
         num.append(tuple(row_n))
         sym.append(tuple(row_s))
-    return _Geometry(num, sym, subs)
+    return _Geometry(num, sym, subs, trig)
 
 
 @dataclass
@@ -366,10 +369,15 @@ def _axpy(target: Form, src: Form, c: Any) -> None:
     """target += c * src (drops exact zeros)."""
     if isinstance(c, (int, float)) and c == 0:
         return
+    if isinstance(c, sp.Expr):
+        if c == 0:
+            return
+        c = sp.expand_mul(c)
     for k, v in src.items():
-        val = target.get(k, 0) + c * v
-        if isinstance(val, sp.Expr):
-            val = sp.expand_mul(val)
+        term = c * v
+        if isinstance(term, sp.Expr) and not term.is_Number:
+            term = sp.expand_mul(term)  # sums of expanded terms stay expanded (like terms combine)
+        val = target.get(k, 0) + term
         if val == 0:
             target.pop(k, None)
         else:
@@ -534,7 +542,7 @@ def base_parameters(model: Any, samples: int | None = None, seed: int = 0, tol: 
         for k in kept[i]:
             col = 13 * i + k
             fs = p_sym[i][k]
-            rel_sym.append(sp.Add(*[c * std_syms[c_i] for c_i, c in sorted(fs.items())]))
+            rel_sym.append(sp.Add(*[c * std_syms[c_i] for c_i, c in sorted(fs.items())]).xreplace(geo.trig))
             rel_num.append(p_num[i][k])
             cols.append(col)
             grouped = set(fs) != {col} or fs[col] != 1

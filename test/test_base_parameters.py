@@ -252,6 +252,7 @@ def test_ur5_panda_consistent(name: str, tip: str | None, inertial: int) -> None
     assert bp.inertial_count == inertial
 
 
+@pytest.mark.slow
 def test_200_random_serial_robots_consistent() -> None:
     """>= 200 random serial robots (revolute/prismatic, special geometry, random gravity): count = rank."""
     rng = np.random.default_rng(2024)
