@@ -62,8 +62,9 @@ def run_demo(output: str = "out/demo", robot: str = "rx90") -> int:
     # closed loop is deterministic whatever the load of the machine
     nodes = _with_parameters(
         node_set(robot, "mujoco"),
-        mujoco_sim={"lockstep": True},
-        computed_torque_controller={"trigger": "state"},
+        mujoco_sim={"lockstep": True, "lockstep_timeout": 5.0},
+        # a command advances the arm: no watchdog hold on a slow cycle of a loaded machine
+        computed_torque_controller={"trigger": "state", "state_timeout": 1.0},
     )
     bringup = Bringup(nodes, log_dir=out / "logs" / "lockstep").start()
     rclpy.init()
@@ -104,7 +105,7 @@ def run_demo(output: str = "out/demo", robot: str = "rx90") -> int:
                 raise RuntimeError(f"plan failed: {resp.message}")
             first = len(states)
             print(f"demo: {profile}: {resp.message} (planned in {latency * 1e3:.1f} ms)")
-            _wait_sim_time(node, states, first, resp.duration + 0.5)
+            _wait_settled(node, states, first, waypoints[-1], 0.5)
             seg = states[first:]
             err = np.array([s.error.positions for s in seg])
             final = np.abs(np.array(seg[-1].feedback.positions) - np.array(waypoints[-1], float)).max()
@@ -169,16 +170,19 @@ def _with_parameters(nodes, **overrides):
     return nodes
 
 
-def _wait_sim_time(node, states, first: int, seconds: float, timeout: float = 120.0) -> None:
-    """Spin until the controller states show ``seconds`` of sim time since index ``first``."""
+def _wait_settled(node, states, first: int, goal, settle: float, timeout: float = 120.0) -> None:
+    """Spin until the controller's reference has reached ``goal`` and ``settle`` s of sim time passed since."""
 
     def stamp(s):
         return s.header.stamp.sec + 1e-9 * s.header.stamp.nanosec
 
     def done():
-        return len(states) > first + 1 and stamp(states[-1]) - stamp(states[first]) >= seconds
+        for k in range(first, len(states)):
+            if np.allclose(states[k].reference.positions, goal, atol=1e-12, rtol=0):
+                return stamp(states[-1]) - stamp(states[k]) >= settle
+        return False
 
-    _wait(node, done, timeout, f"{seconds:.2f} s of motion")
+    _wait(node, done, timeout, "the end of the move")
 
 
 def _spin_for(node, seconds: float) -> None:

@@ -27,6 +27,7 @@ import numpy as np
 from rclpy.clock import Clock, ClockType
 from rclpy.node import Node
 from rclpy.qos import qos_profile_sensor_data
+from rclpy.time import Time
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
 from std_srvs.srv import Trigger
@@ -75,16 +76,17 @@ class LoopStatistics:
         }
 
 
-def _with_gains(law: str, model: RobotModel, kp: np.ndarray, kd: np.ndarray, effort: np.ndarray | None) -> JointController:
+def _with_gains(law: str, model: RobotModel, kp: np.ndarray, kd: np.ndarray, effort: np.ndarray | None,
+                **kwargs) -> JointController:
     """A controller of ``law`` with explicit per-joint gains."""
     from ..control import ComputedTorqueController, PDGravityController, PredictiveController
 
     if law == "pd_gravity":
-        return PDGravityController(model, kp, kd, effort_limit=effort)
+        return PDGravityController(model, kp, kd, effort_limit=effort, **kwargs)
     if law == "predictive":
-        return PredictiveController(model, kp, kd, effort_limit=effort)
+        return PredictiveController(model, kp, kd, effort_limit=effort, **kwargs)
     return ComputedTorqueController(model, kp, kd, scheme="position" if law == "position" else "tracking",
-                                    effort_limit=effort)
+                                    effort_limit=effort, **kwargs)
 
 
 class ComputedTorqueControllerNode(Node):
@@ -104,6 +106,7 @@ class ComputedTorqueControllerNode(Node):
         dp("effort_controller", "effort_controller")
         dp("trigger", "timer")
         dp("state_publish_divider", 1)
+        dp("backend", "generated")  # generated (customized NE compiled to C, ~1 µs) | numpy
         self.law = self.get_parameter("law").value
         if self.law not in CONTROLLERS:
             raise ValueError(f"law must be one of {CONTROLLERS}, got {self.law!r}")
@@ -133,8 +136,10 @@ class ComputedTorqueControllerNode(Node):
 
         topic = f"/{self.get_parameter('effort_controller').value}/commands"
         self.cmd_pub = self.create_publisher(Float64MultiArray, topic, 10)
-        self.state_pub = self.create_publisher(ControllerState, "~/controller_state", 10)
-        self.create_subscription(JointState, "/joint_states", self.on_joint_states, qos_profile_sensor_data)
+        self.state_pub = self.create_publisher(ControllerState, "~/controller_state", 100)
+        # sensor-data QoS keeps only the latest sample; state-triggered (lockstep) control must see every state
+        state_qos = qos_profile_sensor_data if self.trigger == "timer" else 10
+        self.create_subscription(JointState, "/joint_states", self.on_joint_states, state_qos)
         self.create_subscription(JointTrajectory, "~/joint_trajectory", self.on_trajectory, 10)
         self.create_service(Trigger, "~/statistics", self.on_statistics)
         self.description = RobotDescription(self, self._on_model)
@@ -157,15 +162,26 @@ class ComputedTorqueControllerNode(Node):
         xi = self.get_parameter("xi").value
         # controller internals in model order; commands reordered to self.joints
         self.to_cmd = np.array([model.joint_names.index(j) for j in self.joints])
+        backend = self.get_parameter("backend").value
+        if backend == "generated":
+            try:
+                model.set_backend("generated")  # compiled once, then cached by model hash
+            except Exception as exc:  # no compiler: the NumPy scalar path of the control laws
+                self.get_logger().warn(f"generated backend unavailable ({exc}); using the NumPy model")
+        elif backend != "numpy":
+            self.get_logger().error(f"backend must be 'generated' or 'numpy', got {backend!r}")
+            return
+        laws = {"inverse_dynamics": model.inverse_dynamics} if model.backend == "generated" else {}
         kp = [v for v in self.get_parameter("kp").value if v > 0]
         kd = [v for v in self.get_parameter("kd").value if v > 0]
         if kp or kd:
             if len(kp) != model.dof or len(kd) != model.dof or self.law == "pid":
                 self.get_logger().error(f"kp and kd need {model.dof} positive values each (not for law pid)")
                 return
-            self.controller = _with_gains(self.law, model, np.array(kp), np.array(kd), effort)
+            self.controller = _with_gains(self.law, model, np.array(kp), np.array(kd), effort, **laws)
         else:
-            self.controller = make_controller(self.law, model, omega=omega, xi=xi, effort_limit=effort)
+            self.controller = make_controller(self.law, model, omega=omega, xi=xi, effort_limit=effort, **laws)
+        self.get_logger().info(f"dynamic model backend: {model.backend}")
         self.model = model
         n = model.dof
         self.q = np.zeros(n)
@@ -197,7 +213,9 @@ class ComputedTorqueControllerNode(Node):
             self.get_logger().warn("/joint_states with NaN; ignored", throttle_duration_sec=5.0)
             return
         self.q, self.qd = q, qd
-        self.state_time = self.now()
+        stamp = msg.header.stamp.sec + 1e-9 * msg.header.stamp.nanosec
+        # the sample time of the state: exact in state-triggered (lockstep) mode, where /clock may lag
+        self.state_time = stamp if (stamp > 0 and self.trigger == "state") else self.now()
         self.state_wall = time.monotonic()
         if self.hold is None:
             self.hold = q.copy()
@@ -209,6 +227,8 @@ class ComputedTorqueControllerNode(Node):
             self.trajectory = self._trajectory_from_msg(msg)
             stamp = msg.header.stamp.sec + 1e-9 * msg.header.stamp.nanosec
             self.trajectory_t0 = stamp if stamp > 0 else self.now()
+            if stamp <= 0 and self.trigger == "state" and self.state_time is not None:
+                self.trajectory_t0 = self.state_time  # "now" = the latest state's sample time
             self.get_logger().info(
                 f"new trajectory: {len(msg.points)} points, {self.trajectory.duration:.3f} s (degree {self.trajectory.degree})"
             )
@@ -254,6 +274,12 @@ class ComputedTorqueControllerNode(Node):
         return response
 
     # ------------------------------------------------------------- control
+    def control_time(self) -> float:
+        """Time of the control law: the state's stamp when triggered by states, else the node clock."""
+        if self.trigger == "state" and self.state_time is not None:
+            return self.state_time
+        return self.now()
+
     def now(self) -> float:
         return self.get_clock().now().nanoseconds * 1e-9
 
@@ -261,7 +287,7 @@ class ComputedTorqueControllerNode(Node):
         start = time.perf_counter()
         if self.controller is None:
             return
-        now = self.now()
+        now = self.control_time()
         if self._check_stale():
             return
         if self.trajectory is not None:
@@ -314,7 +340,7 @@ class ComputedTorqueControllerNode(Node):
         qdd_ref = np.zeros(n) if qdd_ref is None else qdd_ref
         o = self.to_cmd
         m = self.state_msg
-        m.header.stamp = self.get_clock().now().to_msg()
+        m.header.stamp = Time(nanoseconds=round(now * 1e9)).to_msg()  # the control time of this cycle
         m.reference = JointTrajectoryPoint(positions=q_ref[o].tolist(), velocities=qd_ref[o].tolist(), accelerations=qdd_ref[o].tolist())
         m.feedback = JointTrajectoryPoint(positions=self.q[o].tolist(), velocities=self.qd[o].tolist())
         m.error = JointTrajectoryPoint(positions=(q_ref - self.q)[o].tolist(), velocities=(qd_ref - self.qd)[o].tolist())
