@@ -433,19 +433,19 @@ def _cascade(model: Any, geo: list[tuple[Any, ...]], kin: _Kinematics) -> tuple[
         if model.sigma[i] != PRISMATIC:
             _axpy(f[XX], f[YY], -1)  # XXR_j = XX_j - YY_j (000 eq. 20, errata 2)
             if a > 0:
-                zv = (0, -sa, ca)  # z_j in R_a
-                pv = (d, -r * sa, r * ca)  # P_j in R_a
-                pz = r  # P·z
-                pp = d * d + r * r
+                zv = (0, -sa, ca)  # z_j in R_a; P_j = d x_a + r z_j
+                # I - z zᵀ and I - x xᵀ written with cα², sα² as in eq. (20)
+                perp = {(0, 0): 1, (0, 1): 0, (0, 2): 0, (1, 1): ca * ca, (1, 2): sa * ca, (2, 2): sa * sa}
+                xz = {(0, 0): 0, (0, 1): -sa, (0, 2): ca, (1, 1): 0, (1, 2): 0, (2, 2): 0}  # x zᵀ + z xᵀ
                 g = p[a - 1]
-                for (rr, cc), kk in _J_IDX.items():
-                    dl = 1 if rr == cc else 0
-                    _axpy(g[kk], f[YY], dl - zv[rr] * zv[cc])
-                    _axpy(g[kk], f[MZ], 2 * pz * dl - pv[rr] * zv[cc] - zv[rr] * pv[cc])
-                    _axpy(g[kk], f[M], pp * dl - pv[rr] * pv[cc])
+                for key, kk in _J_IDX.items():
+                    xperp = 0 if key[0] == 0 else (1 if key[0] == key[1] else 0)
+                    _axpy(g[kk], f[YY], perp[key])
+                    _axpy(g[kk], f[MZ], 2 * r * perp[key] - d * xz[key])
+                    _axpy(g[kk], f[M], d * d * xperp + r * r * perp[key] - d * r * xz[key])
                 for c3, kk in enumerate((MX, MY, MZ)):
                     _axpy(g[kk], f[MZ], zv[c3])
-                    _axpy(g[kk], f[M], pv[c3])
+                    _axpy(g[kk], f[M], (d, -r * sa, r * ca)[c3])
                 _axpy(g[M], f[M], 1)
             if kin.fixed_point[i] is not None:  # J about C: XZ_j + s MX_j, YZ_j + s MY_j
                 s_c = -r - sum(sg * geo[k - 1][5] for k, sg in kin.fixed_point[i])
