@@ -7,6 +7,7 @@ Commands (names and flags are a contract):
   bringup --robot NAME --sim mujoco|none
   demo [--output DIR]
   codegen URDF --lang python|c [--simplified] [--base-parameters|--standard-parameters] [-o FILE] [--json]
+  base-params URDF [--base LINK] [--tip LINK] [--json]
   identify URDF DATA [--method ols|wls] [-o YAML] [--model-output YAML] [--urdf-output URDF] [--json]
 """
 
@@ -90,6 +91,12 @@ def _cmd_identify(args: argparse.Namespace) -> int:
     return identify_cli(args)
 
 
+def _cmd_base_params(args: argparse.Namespace) -> int:  # issue 5, robot_dynamics/base_parameters.py
+    from .base_parameters import base_params_cli
+
+    return base_params_cli(args)
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="robot-dynamics", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = p.add_subparsers(dest="command", required=True)
@@ -157,6 +164,14 @@ def build_parser() -> argparse.ArgumentParser:
     idf.add_argument("--urdf-output", default=None, help="write a physically consistent identified URDF")
     idf.add_argument("--json", action="store_true", help="print names, values, relative_std as one JSON object")
     idf.set_defaults(func=_cmd_identify)
+
+    # base-params (issue 5): base inertial parameters by the closed-form method of 000
+    bpp = sub.add_parser("base-params", help="base (minimum) inertial parameters: name, value, relation (000)")
+    bpp.add_argument("urdf", help="URDF path or bundled robot name (rx90, stanford, scara, planar2r)")
+    bpp.add_argument("--base", default=None, help="base link (default: the URDF root)")
+    bpp.add_argument("--tip", default=None, help="tip link (default: the unique leaf)")
+    bpp.add_argument("--json", action="store_true", help="print names, relations, values as one JSON object")
+    bpp.set_defaults(func=_cmd_base_params)
 
     demo = sub.add_parser("demo", help="the main job: simulated arm driven by the full stack, with a report")
     demo.add_argument("--robot", default="rx90")
