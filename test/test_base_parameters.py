@@ -350,3 +350,25 @@ def test_seven_dof_timing() -> None:
     t0 = time.perf_counter()
     model.base_parameters()
     assert time.perf_counter() - t0 < 2.0
+
+
+def test_printed_relations_evaluate_to_the_values() -> None:
+    """The sympy relations, evaluated at the geometry and the standard parameters, give the values
+    that reproduce inverse dynamics (so the printed relations are exact, not only the matrix)."""
+    rng = np.random.default_rng(12)
+    models = [rx90(), stanford_arm(), scara()] + [special_model(rng, int(rng.integers(2, 7))) for _ in range(6)]
+    models += [random_model(rng, n=5, friction=True) for _ in range(3)]
+    for model in models:
+        bp = check_consistency(model, rng, svd=False)
+        env = {sp.Symbol(nm, real=True): float(v) for nm, v in zip(model.standard_parameter_names,
+                                                                  model.standard_parameter_values, strict=True)}
+        env.update(bp.geometry)
+        got = np.array([float(r.xreplace(env)) for r in bp.relations])
+        assert np.allclose(got, bp.values, rtol=1e-9, atol=1e-9)
+
+
+def test_cli_subcommand() -> None:
+    from robot_dynamics.cli import main
+
+    assert main(["base-params", "planar2r"]) == 0
+    assert main(["base-params", "no_such_robot"]) == 2
