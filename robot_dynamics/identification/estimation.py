@@ -11,7 +11,8 @@ overdetermined system ``Y = W β + ρ`` solved by
 
 Physically consistent estimates (:func:`physically_consistent_estimate`): the standard
 parameters of each link are parametrized so that M > 0 and the inertia about the centre of
-mass is positive definite (``I_c = L Lᵀ + ε I`` with L lower-triangular), Ia, Fv ≥ 0, Fc ≥ 0
+mass is that of a rigid body (second moment ``Σ_c = L Lᵀ + ε 1`` with L lower-triangular,
+``I_c = tr(Σ_c) 1 − Σ_c``: positive definite with the triangle inequality), Ia, Fv ≥ 0, Fc ≥ 0
 (squares), and fitted with :func:`scipy.optimize.least_squares` to the same data, with a small
 pull towards the a-priori (URDF) values so that the non-identifiable directions are defined.
 This is a non-convex parametrization of the convex set (no cvxpy dependency); started from the
@@ -147,7 +148,8 @@ def _unpack(x: np.ndarray, n: int, eps: float) -> np.ndarray:
         lm, c, l6 = p[j, 0], p[j, 1:4], p[j, 4:10]
         m = np.exp(lm)
         low = np.array([[l6[0], 0, 0], [l6[1], l6[2], 0], [l6[3], l6[4], l6[5]]])
-        ic = low @ low.T + eps * np.eye(3)
+        sig = low @ low.T + eps * np.eye(3)  # second moment about the COM, Σ_c ⪰ 0
+        ic = np.trace(sig) * np.eye(3) - sig  # I_c = tr(Σ_c) 1 − Σ_c: positive with the triangle inequality
         jo = ic + m * (c @ c * np.eye(3) - np.outer(c, c))
         out[j, :10] = [jo[0, 0], jo[0, 1], jo[0, 2], jo[1, 1], jo[1, 2], jo[2, 2], *(m * c), m]
         out[j, 10:] = p[j, 10:] ** 2
@@ -162,8 +164,9 @@ def _pack(values: np.ndarray, n: int, eps: float) -> np.ndarray:
     for j in range(n):
         m, c, ic = central_inertia(v[j, :10])
         m = max(m, 1e-3)
-        lam, vec = physically_consistent(ic, floor=2 * eps)
-        low = np.linalg.cholesky(vec @ np.diag(lam - eps) @ vec.T + 1e-15 * np.eye(3))
+        lam, vec = physically_consistent(ic, floor=4 * eps)
+        sig = 0.5 * np.sum(lam) - lam  # principal second moments (> 0 by the triangle inequality)
+        low = np.linalg.cholesky(vec @ np.diag(np.maximum(sig - eps, 1e-12)) @ vec.T)
         out[j, :10] = [np.log(m), *c, low[0, 0], low[1, 0], low[1, 1], low[2, 0], low[2, 1], low[2, 2]]
         out[j, 10:] = np.sqrt(np.maximum(v[j, 10:], 0.0))
     return out.ravel()
