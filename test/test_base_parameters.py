@@ -266,7 +266,7 @@ def test_200_random_serial_robots_consistent() -> None:
 
 def test_random_tree_robots_consistent() -> None:
     rng = np.random.default_rng(77)
-    for it in range(30):
+    for it in range(20):
         n = int(rng.integers(2, 7))
         model = random_model(rng, n=n, tree=True, friction=True) if it % 2 else special_model(rng, n, tree=True)
         check_consistency(model, rng)
@@ -295,7 +295,7 @@ def test_step_c_fallback_is_reported(monkeypatch: pytest.MonkeyPatch) -> None:
     assert np.abs(bp.regressor(q, qd, qdd) @ bp.values - model.inverse_dynamics(q, qd, qdd)).max() < 1e-10
 
 
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=15, deadline=None)
 @given(seed=st.integers(0, 10_000), n=st.integers(1, 6))
 def test_property_closed_form_equals_rank(seed: int, n: int) -> None:
     rng = np.random.default_rng(seed)
