@@ -10,7 +10,8 @@ STAMPS := $(VENV)/.stamps
 BUILD := $(CURDIR)/build/robot_dynamics_interfaces
 ROS_ENV := CMAKE_PREFIX_PATH=$(VENV) AMENT_PREFIX_PATH=$(VENV) PATH=$(VENV)/bin:$$PATH
 # DDS traffic stays on this machine; each run picks its own domain in the tests.
-RUN_ENV := ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST RMW_IMPLEMENTATION=rmw_fastrtps_cpp
+# one BLAS thread a process: many small matrices, 2 cores shared by several node processes
+RUN_ENV := ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST RMW_IMPLEMENTATION=rmw_fastrtps_cpp OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1
 INTERFACE_FILES := $(wildcard robot_dynamics_interfaces/msg/*.msg robot_dynamics_interfaces/srv/*.srv) \
 	robot_dynamics_interfaces/CMakeLists.txt robot_dynamics_interfaces/package.xml
 PYTEST_ARGS ?=
