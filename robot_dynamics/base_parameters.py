@@ -644,11 +644,9 @@ def base_params_cli(args: Any) -> int:
     """``robot-dynamics base-params URDF [--base L] [--tip L] [--json]``: table name, relation, value."""
     import json
 
-    from .robot_model import RobotModel
-    from .robots import resolve_urdf
+    from .robots import load_model
 
-    model = RobotModel.from_urdf(str(resolve_urdf(args.urdf)), base_link=getattr(args, "base", None),
-                                 tip_link=getattr(args, "tip", None))
+    model = load_model(args.urdf, base_link=getattr(args, "base", None), tip_link=getattr(args, "tip", None))
     bp = base_parameters(model)
     if getattr(args, "json", False):
         print(json.dumps(bp.to_dict(), indent=2))

@@ -595,10 +595,9 @@ def generated_backend(model: Any, lang: str = "c", **options: Any) -> GeneratedB
 def codegen_cli(args: Any) -> int:
     """``robot-dynamics codegen URDF --lang python|c [--simplified] [--base-parameters|--standard-parameters]
     [-o FILE] [--json]``: generate the customized model, print its operation counts."""
-    from .robot_model import RobotModel
-    from .robots import resolve_urdf
+    from .robots import load_model
 
-    model = RobotModel.from_urdf(str(resolve_urdf(args.urdf)))
+    model = load_model(args.urdf)
 
     def progress(msg: str) -> None:
         print(f"codegen: {msg}", file=sys.stderr, flush=True)

@@ -26,7 +26,7 @@ from robot_dynamics.codegen import GeneratedBackend, load_python, python_source
 from robot_dynamics.customized_model import customized_inverse_dynamics
 from robot_dynamics.inverse_dynamics import inverse_dynamics, regressor
 from robot_dynamics.robot_model import RobotModel
-from robot_dynamics.robots import resolve_urdf
+from robot_dynamics.robots import load_model
 from robot_dynamics.seed_robots import planar_2r, rx90, scara, stanford_arm
 
 RTOL = 1e-12
@@ -201,7 +201,7 @@ def test_cli_codegen(tmp_path, capsys) -> None:
     assert main(["codegen", "rx90", "--lang", "python", "--json", "-o", str(out)]) == 0
     info = json.loads(capsys.readouterr().out)
     assert info["dof"] == 6 and info["multiplications"] > 0 and info["additions"] > 0
-    m = RobotModel.from_urdf(str(resolve_urdf("rx90")))  # the bundled URDF (no rotor inertia in URDF)
+    m = load_model("rx90")  # the bundled URDF with the rotor inertias of config/rx90.yaml, as the CLI loads it
     f = load_python(out.read_text(), "inverse_dynamics")
     q = np.random.default_rng(2).uniform(-1, 1, (5, 6))
     assert _rel(f(q, q, q), inverse_dynamics(m, q, q, q)) < RTOL
