@@ -34,20 +34,53 @@ R0 (the base) is dropped.  ``Fc`` = ``<dynamics friction>``, ``Fv`` =
 ``<dynamics damping>``; ``Ia`` and acceleration limits come from keyword
 arguments (default 0 and +inf).
 
-The XML is read with :mod:`xml.etree.ElementTree` rather than
-``urdf_parser_py`` so that malformed input yields a precise ``ValueError`` (and
-unknown attributes do not flood stderr).
+Parsing: the robot structure (links, joints, inertials) is read by
+``urdf_parser_py`` (``URDF.from_xml`` on the element tree of the text).  Its
+warnings (one per unknown attribute or tag: Panda's ``mu_coulomb``,
+``<gazebo>``, ``<ros2_control>`` ...), written to stderr through
+``urdf_parser_py.xml_reflection.on_error``, go to this module's logger at DEBUG
+level during the call (hook restored afterwards; not thread-safe).  A thin
+:mod:`xml.etree` pass runs first:
+
+* precise errors where the library's are poor: not-well-formed XML, root tag
+  (not checked by the library), missing/empty link and joint names, unknown
+  joint type (an assertion there, and it accepts type ``unknown``), missing
+  ``<parent>``/``<child>`` link, origin/axis vectors with the wrong count,
+  non-numbers, NaN/inf (the library says "Invalid vector length" and accepts
+  NaN), bad ``<mass value>`` (reported without its location);
+* the lenient defaults of this converter where the library is stricter: robot
+  ``name`` ("robot"), ``<inertial>`` without ``<mass>`` (m = 0), missing
+  ``<inertia>`` attributes (0), ``<axis>`` without ``xyz`` (1 0 0),
+  ``<limit>`` without ``effort``/``velocity`` (+inf; ``urdf_export`` writes
+  such limits for unbounded joints).
+
+What urdf_parser_py does not represent or check is handled on its objects:
+duplicate link/joint names (its ``link_map``/``joint_map`` silently keep the
+last one: the lists are used), absent vs explicit ``lower``/``upper`` (parsed
+with ``skip_default`` so that absent stays None: both absent = unbounded, one
+absent = 0 as in the URDF spec), NaN in scalar attributes (``float('nan')`` is
+accepted), undefined links, loops, several roots.  Other library errors
+(non-number scalars, malformed ``<visual>``, ``<collision>``,
+``<transmission>``, ``<mimic>``, a ``version`` other than 1.0) become a
+``ValueError`` with the library's XPath; the former hand-written parser ignored
+the elements the converter does not use, so such files are now rejected.
 """
 
 from __future__ import annotations
 
+import logging
 import math
 import os
 import xml.etree.ElementTree as ET
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+import urdf_parser_py.xml_reflection as xml_reflection
+import urdf_parser_py.xml_reflection.core as xml_core
+from urdf_parser_py.urdf import URDF
 
 from .mdh import PRISMATIC, REVOLUTE
 from .robot_model import MDHJoint, RobotModel
@@ -57,6 +90,7 @@ KNOWN_TYPES = MOVING_TYPES + ("fixed", "floating", "planar")
 _PAR_TOL = 1e-9  # |z_j x z_{j+1}| below this: parallel axes
 _LEN_TOL = 1e-9  # distances below this: coincident lines / points
 _SNAP = 1e-12  # snap parameters this close to 0 (lengths) or k*pi/2 (angles)
+_LOG = logging.getLogger(__name__)
 
 
 # ------------------------------------------------------------------ rotations
@@ -132,45 +166,26 @@ class URDFTree:
     root: str = ""
 
 
-def _floats(text: str | None, n: int, what: str, default: tuple[float, ...] | None = None) -> np.ndarray:
+def _floats(text: str | None, n: int, what: str) -> None:
+    """Check an n-vector attribute (urdf_parser_py reports these only as 'Invalid vector length')."""
     if text is None:
-        if default is None:
-            raise ValueError(f"{what}: missing attribute")
-        return np.array(default, dtype=float)
+        return
     parts = text.split()
     if len(parts) != n:
         raise ValueError(f"{what}: expected {n} numbers, got {text!r}")
     try:
-        v = np.array([float(p) for p in parts])
+        v = [float(p) for p in parts]
     except ValueError as exc:
         raise ValueError(f"{what}: not a number in {text!r}") from exc
-    if not np.all(np.isfinite(v)):
+    if not all(math.isfinite(x) for x in v):
         raise ValueError(f"{what}: NaN or inf in {text!r}")
-    return v
 
 
-def _float_attr(elem: ET.Element, key: str, what: str, default: float | None = None) -> float:
-    text = elem.get(key)
-    if text is None:
-        if default is None:
-            raise ValueError(f"{what}: missing attribute {key!r}")
-        return default
-    try:
-        v = float(text)
-    except ValueError as exc:
-        raise ValueError(f"{what}: {key}={text!r} is not a number") from exc
-    if math.isnan(v):
-        raise ValueError(f"{what}: {key} is NaN")
-    return v
-
-
-def _origin(elem: ET.Element, what: str) -> np.ndarray:
+def _check_origin(elem: ET.Element, what: str) -> None:
     o = elem.find("origin")
-    if o is None:
-        return np.eye(4)
-    xyz = _floats(o.get("xyz"), 3, f"{what} origin xyz", (0.0, 0.0, 0.0))
-    rpy = _floats(o.get("rpy"), 3, f"{what} origin rpy", (0.0, 0.0, 0.0))
-    return make_transform(rpy_to_matrix(rpy), xyz)
+    if o is not None:
+        _floats(o.get("xyz"), 3, f"{what} origin xyz")
+        _floats(o.get("rpy"), 3, f"{what} origin rpy")
 
 
 def _read_source(source: Any) -> str:
@@ -186,28 +201,154 @@ def _read_source(source: Any) -> str:
         return f.read()
 
 
-def parse_urdf(source: Any) -> URDFTree:
-    """Parse URDF text or file into a checked kinematic tree (ValueError on malformed input)."""
-    text = _read_source(source)
+def _prevalidated_xml(text: str) -> ET.Element:
+    """Thin xml.etree pass before urdf_parser_py: precise errors where the library's are poor, and the
+    lenient defaults of this converter where the library is stricter (see the module docstring)."""
     try:
         root = ET.fromstring(text)
     except ET.ParseError as exc:
         raise ValueError(f"URDF is not well-formed XML: {exc}") from exc
     if root.tag != "robot":
         raise ValueError(f"URDF root element must be <robot>, got <{root.tag}>")
-    tree = URDFTree(name=root.get("name", "robot"))
+    root.attrib.setdefault("name", "robot")
     for le in root.findall("link"):
         name = le.get("name")
         if not name:
             raise ValueError("URDF <link> without a name")
-        if name in tree.links:
-            raise ValueError(f"duplicate link name {name!r}")
-        tree.links[name] = _parse_inertial(le, name)
-        tree.children[name] = []
+        ie = le.find("inertial")
+        if ie is not None:
+            what = f"link {name!r} inertial"
+            _check_origin(ie, what)
+            me = ie.find("mass")
+            if me is None:
+                ET.SubElement(ie, "mass", value="0")
+            elif me.get("value") is None:
+                raise ValueError(f"{what} mass: missing attribute 'value'")
+            else:  # urdf_parser_py reports a bad <mass value> without its location
+                _floats(me.get("value"), 1, f"{what} mass")
+            ine = ie.find("inertia")
+            if ine is not None:
+                for key in ("ixx", "ixy", "ixz", "iyy", "iyz", "izz"):
+                    ine.attrib.setdefault(key, "0")
+    for je in root.findall("joint"):
+        name = je.get("name")
+        if not name:
+            raise ValueError("URDF <joint> without a name")
+        what = f"joint {name!r}"
+        if je.get("type") not in KNOWN_TYPES:
+            raise ValueError(f"{what}: unknown joint type {je.get('type')!r}")
+        for role in ("parent", "child"):
+            e = je.find(role)
+            if e is None or e.get("link") is None:
+                raise ValueError(f"{what}: missing <{role} link=...>")
+        _check_origin(je, what)
+        ae = je.find("axis")
+        if ae is not None:
+            ae.attrib.setdefault("xyz", "1 0 0")
+            _floats(ae.get("xyz"), 3, f"{what} axis")
+        lim = je.find("limit")
+        if lim is not None:
+            lim.attrib.setdefault("effort", "inf")
+            lim.attrib.setdefault("velocity", "inf")
+    return root
+
+
+@contextmanager
+def _quiet_urdf_parser_py() -> Iterator[None]:
+    """Route urdf_parser_py's warnings (``xml_reflection.on_error``, which writes every unknown attribute
+    or tag to stderr) to this module's logger at DEBUG level, and make the library leave absent optional
+    attributes at None (``skip_default``) so that absent and explicit values differ; restored afterwards
+    (not thread-safe)."""
+    messages: list[str] = []
+    saved = (xml_core.on_error, xml_reflection.on_error, xml_core.skip_default)
+    xml_core.on_error = xml_reflection.on_error = messages.append
+    xml_core.skip_default = True
+    try:
+        yield
+    finally:
+        xml_core.on_error, xml_reflection.on_error, xml_core.skip_default = saved
+        for message in messages:
+            _LOG.debug("urdf_parser_py: %s", message)
+
+
+def _number(value: float | None, what: str, key: str, default: float) -> float:
+    if value is None:
+        return default
+    v = float(value)
+    if math.isnan(v):
+        raise ValueError(f"{what}: {key} is NaN")
+    return v
+
+
+def _pose(origin: Any) -> np.ndarray:
+    """4x4 transform of a urdf_parser_py Pose (None, or None fields: identity parts)."""
+    if origin is None:
+        return np.eye(4)
+    xyz = (0.0, 0.0, 0.0) if origin.xyz is None else origin.xyz
+    rpy = (0.0, 0.0, 0.0) if origin.rpy is None else origin.rpy
+    return make_transform(rpy_to_matrix(rpy), xyz)
+
+
+def _inertial(link: Any) -> URDFInertial | None:
+    ine = link.inertial
+    if ine is None:
+        return None
+    what = f"link {link.name!r} inertial"
+    mass = float(ine.mass)
+    if not math.isfinite(mass) or mass < 0:
+        raise ValueError(f"{what}: mass must be finite and >= 0, got {mass}")
+    inertia = np.zeros((3, 3)) if ine.inertia is None else np.array(ine.inertia.to_matrix(), dtype=float)
+    if not np.all(np.isfinite(inertia)):
+        raise ValueError(f"{what}: inertia is not finite")
+    return URDFInertial(mass, _pose(ine.origin), inertia)
+
+
+def _joint(j: Any) -> URDFJoint:
+    what = f"joint {j.name!r}"
+    axis = np.array((1.0, 0.0, 0.0) if j.axis is None else j.axis, dtype=float)
+    jt = URDFJoint(j.name, j.type, j.parent, j.child, _pose(j.origin), axis)
+    if jt.type in MOVING_TYPES:
+        nrm = float(np.linalg.norm(axis))
+        if nrm < 1e-12:
+            raise ValueError(f"{what}: zero axis vector")
+        jt.axis = axis / nrm
+    lim = j.limit
+    if lim is not None:
+        if jt.type != "continuous" and (lim.lower is not None or lim.upper is not None):
+            bound = math.inf if jt.type == "fixed" else 0.0  # URDF default 0 for a one-sided <limit>
+            jt.lower = _number(lim.lower, what, "lower", -bound)
+            jt.upper = _number(lim.upper, what, "upper", bound)
+        jt.velocity = abs(_number(lim.velocity, what, "velocity", math.inf))
+        jt.effort = abs(_number(lim.effort, what, "effort", math.inf))
+        if jt.lower > jt.upper:
+            raise ValueError(f"{what}: lower limit {jt.lower} > upper limit {jt.upper}")
+    if j.dynamics is not None:
+        jt.friction = _number(j.dynamics.friction, what, "friction", 0.0)
+        jt.damping = _number(j.dynamics.damping, what, "damping", 0.0)
+    jt.mimic = j.mimic is not None
+    return jt
+
+
+def parse_urdf(source: Any) -> URDFTree:
+    """Parse URDF text or file (urdf_parser_py) into a checked kinematic tree (ValueError on malformed input)."""
+    root = _prevalidated_xml(_read_source(source))
+    with _quiet_urdf_parser_py():
+        try:
+            robot = URDF.from_xml(root, xml_core.Path("robot", tree=ET.ElementTree(root)))
+        except xml_core.ParseError as exc:
+            raise ValueError(f"invalid URDF at {exc.path}: {exc.e}") from exc
+        except (AssertionError, TypeError, ValueError) as exc:
+            raise ValueError(f"invalid URDF: {exc}") from exc
+    tree = URDFTree(name=robot.name)
+    for link in robot.links:  # lists keep duplicates (link_map/joint_map silently overwrite)
+        if link.name in tree.links:
+            raise ValueError(f"duplicate link name {link.name!r}")
+        tree.links[link.name] = _inertial(link)
+        tree.children[link.name] = []
     if not tree.links:
         raise ValueError("URDF has no <link>")
-    for je in root.findall("joint"):
-        jt = _parse_joint(je)
+    for j in robot.joints:
+        jt = _joint(j)
         if jt.name in tree.joints:
             raise ValueError(f"duplicate joint name {jt.name!r}")
         for role, link in (("parent", jt.parent), ("child", jt.child)):
@@ -239,67 +380,6 @@ def parse_urdf(source: Any) -> URDFTree:
     if missing:
         raise ValueError(f"URDF joints form a closed loop through links {missing}")
     return tree
-
-
-def _parse_inertial(le: ET.Element, name: str) -> URDFInertial | None:
-    ie = le.find("inertial")
-    if ie is None:
-        return None
-    what = f"link {name!r} inertial"
-    me = ie.find("mass")
-    mass = 0.0 if me is None else _float_attr(me, "value", f"{what} mass")
-    if not math.isfinite(mass) or mass < 0:
-        raise ValueError(f"{what}: mass must be finite and >= 0, got {mass}")
-    ine = ie.find("inertia")
-    inertia = np.zeros((3, 3))
-    if ine is not None:
-        v = {k: _float_attr(ine, k, what, 0.0) for k in ("ixx", "ixy", "ixz", "iyy", "iyz", "izz")}
-        inertia = np.array(
-            [[v["ixx"], v["ixy"], v["ixz"]], [v["ixy"], v["iyy"], v["iyz"]], [v["ixz"], v["iyz"], v["izz"]]]
-        )
-        if not np.all(np.isfinite(inertia)):
-            raise ValueError(f"{what}: inertia is not finite")
-    return URDFInertial(mass, _origin(ie, what), inertia)
-
-
-def _parse_joint(je: ET.Element) -> URDFJoint:
-    name = je.get("name")
-    if not name:
-        raise ValueError("URDF <joint> without a name")
-    what = f"joint {name!r}"
-    jtype = je.get("type")
-    if jtype not in KNOWN_TYPES:
-        raise ValueError(f"{what}: unknown joint type {jtype!r}")
-    pe, ce = je.find("parent"), je.find("child")
-    if pe is None or pe.get("link") is None:
-        raise ValueError(f"{what}: missing <parent link=...>")
-    if ce is None or ce.get("link") is None:
-        raise ValueError(f"{what}: missing <child link=...>")
-    ae = je.find("axis")
-    axis = _floats(None if ae is None else ae.get("xyz"), 3, f"{what} axis", (1.0, 0.0, 0.0))
-    jt = URDFJoint(name, jtype, pe.get("link"), ce.get("link"), _origin(je, what), axis)
-    if jtype in MOVING_TYPES:
-        nrm = float(np.linalg.norm(axis))
-        if nrm < 1e-12:
-            raise ValueError(f"{what}: zero axis vector")
-        jt.axis = axis / nrm
-    lim = je.find("limit")
-    if lim is not None:
-        if jtype != "continuous":
-            jt.lower = _float_attr(lim, "lower", what, -math.inf if jtype == "fixed" else 0.0)
-            jt.upper = _float_attr(lim, "upper", what, math.inf if jtype == "fixed" else 0.0)
-            if jt.lower == 0.0 and jt.upper == 0.0 and lim.get("lower") is None and lim.get("upper") is None:
-                jt.lower, jt.upper = -math.inf, math.inf
-        jt.velocity = abs(_float_attr(lim, "velocity", what, math.inf))
-        jt.effort = abs(_float_attr(lim, "effort", what, math.inf))
-        if jt.lower > jt.upper:
-            raise ValueError(f"{what}: lower limit {jt.lower} > upper limit {jt.upper}")
-    dyn = je.find("dynamics")
-    if dyn is not None:
-        jt.friction = _float_attr(dyn, "friction", what, 0.0)
-        jt.damping = _float_attr(dyn, "damping", what, 0.0)
-    jt.mimic = je.find("mimic") is not None
-    return jt
 
 
 # ------------------------------------------------------------------ chain
