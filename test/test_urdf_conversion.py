@@ -313,3 +313,96 @@ def test_sub_chain_base_link() -> None:
     assert model.joint_names == [f"panda_joint{k}" for k in range(3, 8)]
     qs = np.random.default_rng(5).uniform(-2, 2, (30, 5))
     assert fk_error(model, PinocchioURDF(path), qs, ["panda_link5", "panda_link8"]) <= TOL
+
+
+# ------------------------------------------------------- parsing with urdf_parser_py
+def test_parsing_is_silent_logs_at_debug_and_restores_the_hooks(capfd, caplog) -> None:
+    """urdf_parser_py's warnings (unknown attributes/tags) go to the logger at DEBUG, never to stdout/stderr."""
+    import logging
+
+    import urdf_parser_py.xml_reflection as xml_reflection
+    import urdf_parser_py.xml_reflection.core as xml_core
+
+    hooks = (xml_core.on_error, xml_reflection.on_error, xml_core.skip_default)
+    decorated = _urdf(
+        _joint("j1", "a", "b", kind="continuous").replace("</joint>", "<dynamics damping='0.1' mu_coulomb='3'/></joint>")
+        + _joint("j2", "b", "c", xyz="0.4 0 0", axis="0 1 0", kind="continuous"),
+        "<gazebo reference='a'><material>Gazebo/Grey</material></gazebo><ros2_control name='x' type='system'/>",
+        "abc",
+    )
+    with caplog.at_level(logging.DEBUG, logger="robot_dynamics.urdf_conversion"):
+        RobotModel.from_urdf(str(example_urdf("panda")), tip_link="panda_link8")
+        model = RobotModel.from_urdf(decorated)
+        with pytest.raises(ValueError, match="unknown joint type"):
+            RobotModel.from_urdf(_urdf(_joint("j1", "a", "b", kind="unknown"), names="ab"))
+        with pytest.raises(ValueError, match="geometry"):
+            RobotModel.from_urdf(_urdf(_joint("j1", "a", "b"), "<link name='v'><visual/></link>", "ab"))
+    out, err = capfd.readouterr()
+    assert (out, err) == ("", "")
+    assert (xml_core.on_error, xml_reflection.on_error, xml_core.skip_default) == hooks
+    logged = "\n".join(r.getMessage() for r in caplog.records if r.levelno == logging.DEBUG)
+    assert 'Unknown attribute "mu_coulomb"' in logged and 'Unknown tag "ros2_control"' in logged
+    # unknown content does not change the model: FK of the decorated URDF equals Pinocchio's
+    assert model.Fv.tolist() == [0.1, 0.0]
+    qs = np.random.default_rng(1).uniform(-3, 3, (10, 2))
+    assert fk_error(model, PinocchioURDF(decorated), qs, ["a", "b", "c"]) <= TOL
+
+
+def _one_joint(joint_body: str = "", link_body: str = "") -> str:
+    return (
+        f"<robot name='t'><link name='a'/><link name='b'>{link_body}</link>"
+        f"<joint name='j1' type='revolute'><parent link='a'/><child link='b'/>{joint_body}</joint></robot>"
+    )
+
+
+def test_lenient_defaults_kept() -> None:
+    """Absent optional values (hand-derived): <limit> with effort only -> unbounded; one-sided -> other
+    bound 0 (URDF spec); no velocity/effort -> inf; <inertial> without <mass> -> m = 0; missing inertia
+    attributes -> 0; <axis> without xyz -> x axis; <robot> without name -> 'robot'."""
+    m = RobotModel.from_urdf(_one_joint("<limit effort='3'/>"))
+    jt = m.joints[0]
+    assert (jt.lower, jt.upper, jt.effort, jt.velocity) == (-math.inf, math.inf, 3.0, math.inf)
+    jt = RobotModel.from_urdf(_one_joint("<limit lower='-1' velocity='-2'/>")).joints[0]
+    assert (jt.lower, jt.upper, jt.effort, jt.velocity) == (-1.0, 0.0, math.inf, 2.0)
+    # axis z; COM on the axis: XX = ixx, YY = iyy, ZZ = izz, no mass
+    m = RobotModel.from_urdf(_one_joint("<axis xyz='0 0 1'/>", "<inertial><inertia ixx='1' iyy='2' izz='3'/></inertial>"))
+    assert m.inertial[0].tolist() == [1, 0, 0, 2, 0, 3, 0, 0, 0, 0]
+    # 2 kg at (0.5, 0, 0) with only izz = 0.1 given: ZZ = 0.1 + 2 * 0.25, YY = 2 * 0.25, MX = 1
+    m = RobotModel.from_urdf(
+        _one_joint("<axis xyz='0 0 1'/>", "<inertial><origin xyz='0.5 0 0'/><mass value='2'/><inertia izz='0.1'/></inertial>")
+    )
+    assert m.inertial[0].tolist() == pytest.approx([0, 0, 0, 0.5, 0, 0.6, 1, 0, 0, 2], abs=1e-15)
+    # default axis x: R1 has z along base x
+    m = RobotModel.from_urdf(_one_joint("<axis/>").replace(" name='t'", ""))
+    assert m.name == "robot"
+    assert m.base_transform[:3, 2] == pytest.approx([1, 0, 0], abs=1e-15)
+
+
+BAD_PARSE = [
+    (_one_joint(link_body="<inertial><mass value='abc'/></inertial>"), "link 'b' inertial mass: not a number"),
+    (_one_joint(link_body="<inertial><mass value='nan'/></inertial>"), "link 'b' inertial mass: NaN or inf"),
+    (_one_joint(link_body="<inertial><mass/></inertial>"), "mass: missing attribute 'value'"),
+    (_one_joint(link_body="<inertial><mass value='-1'/></inertial>"), "mass must be finite and >= 0"),
+    (_one_joint(link_body="<inertial><mass value='1'/><inertia ixx='nan'/></inertial>"), "inertia is not finite"),
+    (_one_joint(link_body="<inertial><origin xyz='0 0'/><mass value='1'/></inertial>"), "inertial origin xyz: expected 3"),
+    (_one_joint("<limit lower='nan' upper='1' effort='1' velocity='1'/>"), "'j1': lower is NaN"),
+    (_one_joint("<limit lower='1' upper='-1' effort='1' velocity='1'/>"), "lower limit 1.0 > upper limit -1.0"),
+    (_one_joint("<dynamics damping='x'/>"), r"joint\[@name='j1'\]/dynamics.*could not convert"),
+    (_one_joint("<dynamics friction='nan'/>"), "'j1': friction is NaN"),
+    (_one_joint("<axis xyz='1 0 x'/>"), "axis: not a number"),
+    (_one_joint("<origin rpy='0 inf 0'/>"), "origin rpy: NaN or inf"),
+    (_one_joint().replace("<child link='b'/>", ""), "missing <child link=...>"),
+    (_one_joint().replace("<parent link='a'/>", "<parent/>"), "missing <parent link=...>"),
+    (_one_joint().replace("<joint name='j1'", "<joint"), "<joint> without a name"),
+    (_one_joint().replace("<link name='b'>", "<link name=''>"), "<link> without a name"),
+    (_one_joint().replace("type='revolute'", ""), "unknown joint type None"),
+    (_one_joint(link_body="<collision><geometry><box/></geometry></collision>"), r"link\[@name='b'\]/collision.*size"),
+    (_one_joint().replace("name='t'", "name='t' version='2.0'"), "only 1.0 is supported"),
+]
+
+
+@pytest.mark.parametrize(("text", "message"), BAD_PARSE)
+def test_malformed_values_raise_clear_value_error(text: str, message: str, capfd) -> None:
+    with pytest.raises(ValueError, match=message):
+        RobotModel.from_urdf(text)
+    assert capfd.readouterr() == ("", "")
