@@ -79,6 +79,12 @@ def main() -> None:
         rows.append((name, per_call(ctrl.compute, states)))
     t_pin = per_call(pin_law, states)
     rows.append(("computed_torque (pin.rnea)", t_pin))
+    fast = RobotModel.from_urdf(path)
+    fast.set_backend("generated")  # the customized model compiled to C (what the controller node uses)
+    ct_gen = make_controller("computed_torque", fast, 20.0, inverse_dynamics=fast.inverse_dynamics)
+    for s in states[:20]:
+        np.testing.assert_allclose(ct_gen.compute(*s), pin_law(*s), rtol=1e-9, atol=1e-9)
+    rows.append(("computed_torque (generated C)", per_call(ct_gen.compute, states)))
     q0 = states[0][1]
     rows.append(("model.inverse_dynamics, 1 state", per_call(model.inverse_dynamics, [(q0, q0, q0)] * 500)))
     print(f"{'law':34s} {'median us':>10s} {'p99 us':>10s} {'vs pin':>8s}")
