@@ -337,7 +337,7 @@ def parse_urdf(source: Any) -> URDFTree:
             robot = URDF.from_xml(root, xml_core.Path("robot", tree=ET.ElementTree(root)))
         except xml_core.ParseError as exc:
             raise ValueError(f"invalid URDF at {exc.path}: {exc.e}") from exc
-        except (AssertionError, TypeError, ValueError) as exc:
+        except (AssertionError, AttributeError, KeyError, TypeError, ValueError) as exc:
             raise ValueError(f"invalid URDF: {exc}") from exc
     tree = URDFTree(name=robot.name)
     for link in robot.links:  # lists keep duplicates (link_map/joint_map silently overwrite)
