@@ -9,6 +9,7 @@ Commands (names and flags are a contract):
   codegen URDF --lang python|c [--simplified] [--base-parameters|--standard-parameters] [-o FILE] [--json]
   base-params URDF [--base LINK] [--tip LINK] [--json]
   identify URDF DATA [--method ols|wls] [-o YAML] [--model-output YAML] [--urdf-output URDF] [--json]
+  identify-record --robot NAME --output DIR [--duration S] [--model-error E] [--json]
 """
 
 from __future__ import annotations
@@ -91,6 +92,12 @@ def _cmd_identify(args: argparse.Namespace) -> int:
     return identify_cli(args)
 
 
+def _cmd_identify_record(args: argparse.Namespace) -> int:  # issue 10, robot_dynamics/ros/recorder.py
+    from .ros.recorder import identify_record_cli
+
+    return identify_record_cli(args)
+
+
 def _cmd_base_params(args: argparse.Namespace) -> int:  # issue 5, robot_dynamics/base_parameters.py
     from .base_parameters import base_params_cli
 
@@ -164,6 +171,20 @@ def build_parser() -> argparse.ArgumentParser:
     idf.add_argument("--urdf-output", default=None, help="write a physically consistent identified URDF")
     idf.add_argument("--json", action="store_true", help="print names, values, relative_std as one JSON object")
     idf.set_defaults(func=_cmd_identify)
+
+    # identify-record (issue 10, ROS path): simulated arm over ROS 2, exciting trajectory, /joint_states bag, identify
+    idr = sub.add_parser("identify-record", help="record the simulated arm on an exciting trajectory over ROS 2, then identify")
+    idr.add_argument("--robot", default="rx90", help="bundled robot name or URDF path")
+    idr.add_argument("--output", default="out/identify_record", help="folder for the bag, estimates and node logs")
+    idr.add_argument("--duration", type=float, default=10.0, help="period of the exciting trajectory (s, sim time)")
+    idr.add_argument("--periods", type=int, default=1, help="repetitions of the period")
+    idr.add_argument("--harmonics", type=int, default=5)
+    idr.add_argument("--maxiter", type=int, default=30, help="iterations of the excitation optimization")
+    idr.add_argument("--model-error", type=float, default=0.3, help="relative error of the simulated arm's parameters")
+    idr.add_argument("--seed", type=int, default=0)
+    idr.add_argument("--method", choices=("ols", "wls"), default="wls")
+    idr.add_argument("--json", action="store_true", help="print names, values, true_values, relative_std as JSON")
+    idr.set_defaults(func=_cmd_identify_record)
 
     # base-params (issue 5): base inertial parameters by the closed-form method of 000
     bpp = sub.add_parser("base-params", help="base (minimum) inertial parameters: name, value, relation (000)")

@@ -218,6 +218,7 @@ def identify(
     decimate: int = 10,
     trim: float = 0.1,
     min_velocity: float = 0.02,
+    effort_delay: float = 0.0,
     base: Any = None,
 ) -> IdentificationResult:
     """The whole pipeline on recorded data (:class:`~robot_dynamics.identification.data.IdentificationData`).
@@ -232,7 +233,13 @@ def identify(
     3. the equation of joint j is dropped at samples where ``|q̇_j| < min_velocity`` (the Coulomb
        law ``Fc sign(q̇)`` does not hold while the joint sticks or chatters around zero velocity);
     4. OLS or WLS (:func:`estimate` statistics), ``trim`` seconds dropped at both ends.
+
+    ``effort_delay`` (s): the efforts lag the positions by this much and are read at t + delay
+    (linear interpolation); e.g. half a control period when the effort stamped t_k is the command
+    held over [t_k − h, t_k] (ros2_control effort interfaces, ``mujoco_sim``).
     """
+    if not (np.isfinite(effort_delay) and effort_delay >= 0.0):
+        raise ValueError(f"effort_delay must be finite and >= 0, got {effort_delay}")
     from .data import _lowpass, preprocess
 
     d = data.reorder(model.joint_names)
@@ -240,6 +247,8 @@ def identify(
     base = base_parameters_of(model) if base is None else base
     w3 = observation_matrix(base, full.q, full.qd, full.qdd)
     tau = full.effort
+    if effort_delay > 0.0:
+        tau = np.column_stack([np.interp(full.t + effort_delay, full.t, tau[:, j]) for j in range(tau.shape[1])])
     fs = 1.0 / float(np.median(np.diff(full.t)))
     if band is not None:
         w3 = _lowpass(w3, band, fs)
