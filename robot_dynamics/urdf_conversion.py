@@ -51,8 +51,9 @@ level during the call (hook restored afterwards; not thread-safe).  A thin
 * the lenient defaults of this converter where the library is stricter: robot
   ``name`` ("robot"), ``<inertial>`` without ``<mass>`` (m = 0), missing
   ``<inertia>`` attributes (0), ``<axis>`` without ``xyz`` (1 0 0),
-  ``<limit>`` without ``effort``/``velocity`` (+inf; ``urdf_export`` writes
-  such limits for unbounded joints).
+  ``<limit>`` without ``effort``/``velocity`` (+inf), and ``effort``/``velocity``
+  of 0 also mean no limit (``urdf_export`` writes 0 for an unlimited one, since
+  the URDF spec requires both attributes in ``<limit>``).
 
 What urdf_parser_py does not represent or check is handled on its objects:
 duplicate link/joint names (its ``link_map``/``joint_map`` silently keep the
@@ -318,8 +319,9 @@ def _joint(j: Any) -> URDFJoint:
             bound = math.inf if jt.type == "fixed" else 0.0  # URDF default 0 for a one-sided <limit>
             jt.lower = _number(lim.lower, what, "lower", -bound)
             jt.upper = _number(lim.upper, what, "upper", bound)
-        jt.velocity = abs(_number(lim.velocity, what, "velocity", math.inf))
-        jt.effort = abs(_number(lim.effort, what, "effort", math.inf))
+        # 0 = no limit (what urdf_export writes for an unlimited one: URDF requires both attributes)
+        jt.velocity = abs(_number(lim.velocity, what, "velocity", math.inf)) or math.inf
+        jt.effort = abs(_number(lim.effort, what, "effort", math.inf)) or math.inf
         if jt.lower > jt.upper:
             raise ValueError(f"{what}: lower limit {jt.lower} > upper limit {jt.upper}")
     if j.dynamics is not None:

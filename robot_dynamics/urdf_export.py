@@ -116,10 +116,11 @@ def model_to_urdf(model: RobotModel, *, name: str | None = None, include_inertia
         lim = []
         if bounded:
             lim.append(f'lower="{_num(jt.lower)}" upper="{_num(jt.upper)}"')
-        if math.isfinite(jt.effort) or bounded:
-            lim.append(f'effort="{_num(jt.effort)}"')
-        if math.isfinite(jt.velocity) or bounded:
-            lim.append(f'velocity="{_num(jt.velocity)}"')
+        if bounded or math.isfinite(jt.effort) or math.isfinite(jt.velocity):
+            # the URDF spec requires both; 0 stands for "no limit" (read back as +inf)
+            for key in ("effort", "velocity"):
+                v = getattr(jt, key)
+                lim.append(f'{key}="{_num(v) if math.isfinite(v) else "0"}"')
         if lim:
             s.append(f"    <limit {' '.join(lim)}/>\n")
         fc, fv = float(model.Fc[j - 1]), float(model.Fv[j - 1])
