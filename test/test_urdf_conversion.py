@@ -406,3 +406,26 @@ def test_malformed_values_raise_clear_value_error(text: str, message: str, capfd
     with pytest.raises(ValueError, match=message):
         RobotModel.from_urdf(text)
     assert capfd.readouterr() == ("", "")
+
+
+def test_export_of_unlimited_efforts_and_velocities_loads_in_urdfdom():
+    """URDF requires both effort and velocity in <limit>: an unlimited one is written as 0 and read back as +inf.
+    Oracle: Pinocchio (urdfdom) parses the file and reports the same finite limits."""
+    import math
+
+    import pinocchio as pin
+
+    from robot_dynamics import MDHJoint, RobotModel
+
+    inertial = np.tile([0.1, 0, 0, 0.1, 0, 0.1, 0.05, 0, 0, 1.0], (2, 1))
+    m = RobotModel(
+        [MDHJoint("j1", 0, 0, 0.0, 0.0, 0.0, 0.0, link="l1", effort=5.0),
+         MDHJoint("j2", 1, 0, 0.0, 1.0, 0.0, 0.0, link="l2", lower=-1.0, upper=1.0, velocity=2.0)],
+        frames={"tip": (2, np.eye(4))}, tip_link="tip", inertial=inertial,
+    )
+    text = m.to_urdf()
+    pm = pin.buildModelFromXML(text)  # raises on a <limit> without velocity or effort
+    assert pm.effortLimit[0] == 5.0 and pm.velocityLimit[-1] == 2.0
+    back = RobotModel.from_urdf(text)
+    assert back.joints[0].effort == 5.0 and math.isinf(back.joints[0].velocity)
+    assert math.isinf(back.joints[1].effort) and back.joints[1].velocity == 2.0
