@@ -42,8 +42,8 @@ class JointStateRecorder(Node):
     """Keeps every ``/joint_states`` message (stamp, names, position, velocity, effort) while ``recording``."""
 
     def __init__(self, name: str = "joint_state_recorder", topic: str = "/joint_states", *,
-                 recording: bool = True) -> None:
-        super().__init__(name)
+                 recording: bool = True, context: Any = None) -> None:
+        super().__init__(name, context=context)
         self.declare_parameter("output", "")
         self.declare_parameter("topic", topic)
         self.recording = recording
@@ -161,10 +161,6 @@ def record_identification_experiment(
     Writes ``DIR/bag`` (rosbag2), ``DIR/estimates.yaml``, ``DIR/excitation.json`` and node logs in
     ``DIR/logs``; returns the result (estimates, condition numbers, times, true base parameters).
     """
-    os.environ["ROS_AUTOMATIC_DISCOVERY_RANGE"] = "LOCALHOST"
-    if "ROS_DOMAIN_ID" not in os.environ:  # a domain of its own (tests set theirs)
-        os.environ["ROS_DOMAIN_ID"] = str(random.randint(161, 210))
-    os.environ.setdefault("RMW_IMPLEMENTATION", "rmw_fastrtps_cpp")
     import rclpy
     from rclpy.executors import SingleThreadedExecutor
     from trajectory_msgs.msg import JointTrajectory
@@ -191,25 +187,30 @@ def record_identification_experiment(
     (out / "excitation.json").write_text(json.dumps({**traj.to_dict(), "condition_number": ex.condition_number,
                                                      "initial_condition_number": ex.initial_condition_number}))
     nodes = [n for n in node_set(robot, "mujoco") if n.name in ("mujoco_sim", "computed_torque_controller")]
-    sim_params: dict[str, Any] = {"lockstep": True, "lockstep_timeout": 5.0,
+    control_period = 0.002
+    sim_params: dict[str, Any] = {"lockstep": True, "lockstep_timeout": 5.0, "control_period": control_period,
                                   "initial_positions": [float(x) for x in traj.center]}
     if model_error > 0:
         sim_params.update(model_error=float(model_error), seed=int(seed))
     for n in nodes:
         n.parameters.update({"mujoco_sim": sim_params,
                              "computed_torque_controller": {"trigger": "state", "state_timeout": 1.0}}[n.name])
-    control_period = 0.002  # config/robot_dynamics.yaml, mujoco_sim.control_period
     bringup = Bringup(nodes, log_dir=out / "logs")
-    own_context = not rclpy.ok()
+    # DDS traffic stays on this machine, in a domain of the experiment's own (like the demo); the
+    # caller's environment is restored at the end
+    saved = {k: os.environ.get(k) for k in ("ROS_AUTOMATIC_DISCOVERY_RANGE", "ROS_DOMAIN_ID", "RMW_IMPLEMENTATION")}
+    os.environ["ROS_AUTOMATIC_DISCOVERY_RANGE"] = "LOCALHOST"
+    os.environ["ROS_DOMAIN_ID"] = os.environ.get("RD_IDENTIFY_DOMAIN_ID") or str(random.randint(161, 210))
+    os.environ.setdefault("RMW_IMPLEMENTATION", "rmw_fastrtps_cpp")
+    context = rclpy.Context()  # its own context, in that domain, whatever the caller's rclpy state
     recorder = client = None
     try:
         bringup.start()
-        if own_context:
-            rclpy.init()
-        recorder = JointStateRecorder(recording=False)
-        client = rclpy.create_node("identification_experiment")
+        rclpy.init(context=context)
+        recorder = JointStateRecorder(recording=False, context=context)
+        client = rclpy.create_node("identification_experiment", context=context)
         pub = client.create_publisher(JointTrajectory, "/computed_torque_controller/joint_trajectory", 10)
-        executor = SingleThreadedExecutor()
+        executor = SingleThreadedExecutor(context=context)
         executor.add_node(recorder)
         executor.add_node(client)
         _spin_until(executor, lambda: recorder.latest is not None, 60.0, "/joint_states", bringup)
@@ -236,9 +237,13 @@ def record_identification_experiment(
         for nd in (recorder, client):
             if nd is not None:
                 nd.destroy_node()
-        if own_context:
-            rclpy.try_shutdown()
+        rclpy.try_shutdown(context=context)
         codes = bringup.stop()
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
     data = load_bag(bag)
     res = identify(model, data, method=method, effort_delay=0.5 * control_period)
     (out / "estimates.yaml").write_text(result_to_yaml(res))
