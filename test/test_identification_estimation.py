@@ -33,7 +33,7 @@ from robot_dynamics.trajectory import point_to_point
 def setup():
     model = load_model("rx90")
     truth = perturbed(model, 0.3, np.random.default_rng(1), friction=True)
-    ex = optimize_excitation(model, harmonics=5, period=10.0, samples=100, maxiter=30, time_budget=25.0, seed=0)
+    ex = optimize_excitation(model, harmonics=5, period=10.0, samples=100, maxiter=30, time_budget=math.inf, seed=0)
     traj = FourierTrajectory(ex.trajectory.center, ex.trajectory.a, ex.trajectory.b, ex.trajectory.omega, periods=2)
     clean = simulate_experiment(model, truth, traj)
     noisy = simulate_experiment(model, truth, traj, encoder_bits=16, effort_noise=0.01, seed=3)
