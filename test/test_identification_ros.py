@@ -9,10 +9,13 @@ from __future__ import annotations
 
 import json
 import os
+import time
 
 import numpy as np
 import pytest
+from ros_harness import node_process
 from rosbags.rosbag2 import Reader
+from rosbags.typesys import Stores, get_typestore
 
 from robot_dynamics.base_parameters import base_parameters
 from robot_dynamics.cli import main
@@ -47,3 +50,23 @@ def test_identify_record_planar2r_recovers_the_simulated_plant(tmp_path, monkeyp
         assert [c.msgtype for c in conns] == ["sensor_msgs/msg/JointState"]
         assert abs(sum(c.msgcount for c in conns) - 4.05 / 0.002) <= 3
     assert (out / "estimates.yaml").is_file() and (out / "logs" / "mujoco_sim.log").is_file()
+
+
+def test_standalone_recorder_writes_every_state_on_sigint(tmp_path):
+    """``python -m robot_dynamics.ros.recorder -p output:=DIR`` next to a real-time ``mujoco_sim``: on SIGINT
+    the bag holds the JointStates of every control period between its first and last stamp (no gap)."""
+    bag = tmp_path / "rec_bag"
+    with node_process("mujoco_sim", tmp_path, {"urdf_path": "planar2r", "control_period": 0.002,
+                                               "timestep": 0.001, "use_sim_time": False}):
+        with node_process("recorder", tmp_path, {"output": str(bag)}) as rec:
+            time.sleep(4.0)
+        assert rec.returncode == 0
+    with Reader(bag) as r:
+        conns = [c for c in r.connections if c.topic == "/joint_states"]
+        ts = get_typestore(Stores.LATEST)
+        msgs = [ts.deserialize_cdr(raw, c.msgtype) for c, _, raw in r.messages(connections=conns)]
+    assert len(msgs) > 50
+    stamps = np.array([m.header.stamp.sec + 1e-9 * m.header.stamp.nanosec for m in msgs])
+    assert np.all(np.diff(stamps) > 0)
+    assert round((stamps[-1] - stamps[0]) / 0.002) + 1 == len(msgs)
+    assert all(list(m.name) == load_model("planar2r").joint_names for m in msgs)
