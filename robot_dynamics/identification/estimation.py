@@ -232,7 +232,9 @@ def identify(
        by ``decimate``;
     3. the equation of joint j is dropped at samples where ``|q̇_j| < min_velocity`` (the Coulomb
        law ``Fc sign(q̇)`` does not hold while the joint sticks or chatters around zero velocity);
-    4. OLS or WLS (:func:`estimate` statistics), ``trim`` seconds dropped at both ends.
+    4. OLS or WLS (:func:`estimate` statistics), ``trim`` seconds dropped at both ends; where messages
+       were lost (gaps in the stamps), the samples interpolated by :func:`~.data.preprocess` and the
+       filter transients around them (3/``cutoff`` + 3/``band`` s on each side) are dropped too.
 
     ``effort_delay`` (s): the efforts lag the positions by this much and are read at t + delay
     (linear interpolation); e.g. half a control period when the effort stamped t_k is the command
@@ -257,6 +259,14 @@ def identify(
     k = max(int(decimate), 1)
     sl = slice(m, tau.shape[0] - m if m > 0 else None, k)
     keep = np.abs(full.qd[sl]) >= min_velocity
+    # samples rebuilt by interpolation over gaps of the recording (messages lost), and the filter
+    # transients around them, take no part in the estimate
+    idx = np.clip(np.searchsorted(d.t, full.t), 1, d.t.size - 1)
+    gap = np.minimum(np.abs(d.t[idx] - full.t), np.abs(d.t[idx - 1] - full.t)) > 0.25 / fs
+    if gap.any():
+        pad = 2 + int(round(fs * ((3.0 / band if band is not None else 0.0) + (3.0 / cutoff if cutoff is not None else 0.0))))
+        gap = np.convolve(gap.astype(float), np.ones(2 * pad + 1), mode="same") > 0.5
+        keep &= ~gap[sl][:, None]
     return estimate_from_matrix(model, base, w3[sl], tau[sl], method=method, keep=keep)
 
 

@@ -250,8 +250,9 @@ def record_identification_experiment(
     truth = perturbed(model, model_error, int(seed)) if model_error > 0 else model
     true = base_parameters_of(truth)
     true_values = true.values[[list(true.names).index(nm) for nm in res.names]]
+    lost = int(round((data.t[-1] - data.t[0]) / control_period)) + 1 - data.samples  # dropped by DDS
     return {
-        "robot": model.name, "result": res, "true_values": true_values, "samples": data.samples,
+        "robot": model.name, "result": res, "true_values": true_values, "samples": data.samples, "lost": lost,
         "excitation_condition_number": ex.condition_number,
         "excitation_initial_condition_number": ex.initial_condition_number,
         "excitation_seconds": ex.seconds, "sim_time_per_wall_second": sim_rate, "bag": str(bag),
@@ -276,9 +277,9 @@ def identify_record_cli(args: Any) -> int:
                           "relative_std": [float(x) if np.isfinite(x) else None for x in res.relative_std],
                           "condition_number": res.condition_number,
                           "excitation_condition_number": rep["excitation_condition_number"],
-                          "samples": rep["samples"], "bag": rep["bag"], "wall_time_s": rep["wall_time_s"]}))
+                          "samples": rep["samples"], "lost": rep["lost"], "bag": rep["bag"], "wall_time_s": rep["wall_time_s"]}))
     else:
-        print(f"identify-record: robot {rep['robot']!r}, {rep['samples']} samples recorded in {rep['bag']}, "
+        print(f"identify-record: robot {rep['robot']!r}, {rep['samples']} samples ({rep['lost']} lost) in {rep['bag']}, "
               f"excitation cond(W_b) {rep['excitation_initial_condition_number']:.4g} -> "
               f"{rep['excitation_condition_number']:.4g} ({rep['excitation_seconds']:.1f} s), "
               f"sim {rep['sim_time_per_wall_second']:.2f}x real time")
