@@ -51,6 +51,7 @@ import numpy as np
 import scipy.linalg
 import sympy as sp
 
+from .inverse_dynamics import _gravity_r0
 from .mdh import PRISMATIC
 from .robot_model import INERTIAL_NAMES
 
@@ -509,14 +510,6 @@ def _check_options(samples: Any, tol: Any) -> None:
         raise ValueError(f"samples must be a positive integer, got {samples!r}")
     if not (isinstance(tol, (int, float)) and 0.0 < tol < 1.0):
         raise ValueError(f"tol must be in (0, 1), got {tol!r}")
-
-
-def _gravity_r0(model: Any, gravity: Any) -> np.ndarray:
-    g = model.gravity if gravity is None else gravity
-    g = np.asarray(g, dtype=float)
-    if g.shape != (3,) or not np.all(np.isfinite(g)):
-        raise ValueError(f"gravity must be a finite 3-vector, got shape {g.shape}")
-    return model.base_transform[:3, :3].T @ g
 
 
 # ----------------------------------------------------------------- main entry
