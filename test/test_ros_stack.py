@@ -20,6 +20,7 @@ from ros_harness import call_service, wait_for_service
 from std_msgs.msg import Float64MultiArray
 from std_srvs.srv import SetBool, Trigger
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
+from visualization_msgs.msg import Marker, MarkerArray
 
 from robot_dynamics.robots import load_model
 from robot_dynamics.ros.bringup import Bringup
@@ -90,11 +91,23 @@ def _plan(node, plan, **kw):
 def test_plan_execute_reaches_goal(stack):
     node, bringup, plan, states, _ = stack
     model = load_model("rx90")
+    markers: list[MarkerArray] = []
+    sub = node.create_subscription(MarkerArray, "/trajectory_generator/path_markers", markers.append, 10)
+    time.sleep(0.3)
     resp = _plan(
         node, plan, joint_names=model.joint_names, waypoints=[JointTrajectoryPoint(positions=GOAL)],
         profile="trapezoid", execute=True, start_from_current=True,
     )
     assert resp.success, resp.message
+    # rviz markers: DELETEALL, then the tip path ending at the tip pose of the goal (Pinocchio-checked FK)
+    _spin_until(node, lambda: bool(markers), 10, "no path markers")
+    node.destroy_subscription(sub)
+    kinds = [m.action if m.action == Marker.DELETEALL else m.type for m in markers[-1].markers]
+    assert kinds == [Marker.DELETEALL, Marker.LINE_STRIP, Marker.SPHERE_LIST]
+    path = markers[-1].markers[1]
+    assert path.header.frame_id == model.base_link and len(path.points) == len(resp.trajectory.points)
+    end = path.points[-1]
+    np.testing.assert_allclose([end.x, end.y, end.z], model.forward_kinematics(GOAL)[:3, 3], atol=1e-9)
     # the planner respected the limits of config/rx90.yaml and the URDF (hand-checkable bounds)
     qd = np.array([p.velocities for p in resp.trajectory.points])
     qdd = np.array([p.accelerations for p in resp.trajectory.points])
