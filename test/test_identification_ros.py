@@ -46,11 +46,11 @@ def test_identify_record_planar2r_recovers_the_simulated_plant(tmp_path, monkeyp
     # the nominal model is off by far more than the estimates: the data came from the perturbed plant
     nominal = base_parameters(model).values
     assert (np.abs(nominal - true.values)[big] / np.abs(true.values[big])).max() > 0.1
-    # the bag: one JointState per control period (2 ms) of the 4 s trajectory, read with rosbags
+    # the bag: one JointState per control period (2 ms) of the 4 s trajectory and its lead, read with rosbags
     with Reader(out / "bag") as r:
         conns = [c for c in r.connections if c.topic == "/joint_states"]
         assert [c.msgtype for c in conns] == ["sensor_msgs/msg/JointState"]
-        assert abs(sum(c.msgcount for c in conns) - 4.05 / 0.002) <= 3
+        assert abs(sum(c.msgcount for c in conns) - (0.2 + 4.05) / 0.002) <= 3  # 0.2 s lead before the start stamp
     assert (out / "estimates.yaml").is_file() and (out / "logs" / "mujoco_sim.log").is_file()
 
 

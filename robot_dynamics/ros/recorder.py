@@ -163,6 +163,7 @@ def record_identification_experiment(
     """
     import rclpy
     from rclpy.executors import SingleThreadedExecutor
+    from rclpy.time import Time
     from trajectory_msgs.msg import JointTrajectory
 
     from ..identification.data import load_bag
@@ -220,8 +221,13 @@ def record_identification_experiment(
         _spin_until(executor, lambda: _stamp(recorder.latest) > t_first + 0.1, 60.0, "the control loop", bringup)
         recorder.recording = True
         t_send = _stamp(recorder.latest)
-        pub.publish(_joint_trajectory_msg(model.joint_names, traj, sample_period))
-        t_end = t_send + traj.duration + 0.05
+        # JTC semantics: the trajectory starts at its header stamp (sim time), a little ahead, so the
+        # recorded window does not depend on how long the message takes to arrive
+        msg = _joint_trajectory_msg(model.joint_names, traj, sample_period)
+        t_go = t_send + 0.2
+        msg.header.stamp = Time(nanoseconds=round(t_go * 1e9)).to_msg()
+        pub.publish(msg)
+        t_end = t_go + traj.duration + 0.05
         t_wall = time.monotonic()
         _spin_until(executor, lambda: (recorder.last_stamp or 0.0) >= t_end, timeout, "the end of the trajectory",
                     bringup)
