@@ -29,20 +29,12 @@ import pinocchio as pin
 ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT), str(ROOT / "test")]
 
+from timing import best_time  # noqa: E402
+
 from robot_dynamics.codegen import GeneratedBackend  # noqa: E402
 from robot_dynamics.customized_model import customized_inverse_dynamics  # noqa: E402
 from robot_dynamics.inverse_dynamics import inverse_dynamics  # noqa: E402
 from robot_dynamics.robot_model import RobotModel  # noqa: E402
-
-
-def best_time(fn, repeat: int = 5, number: int = 1) -> float:
-    best = np.inf
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        for _ in range(number):
-            fn()
-        best = min(best, (time.perf_counter() - t0) / number)
-    return best
 
 
 def robot_path(name: str) -> str:

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import argparse
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
@@ -20,17 +19,9 @@ import pinocchio as pin
 ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT), str(ROOT / "test")]
 
+from timing import best_time  # noqa: E402
+
 from robot_dynamics.robot_model import RobotModel  # noqa: E402
-
-
-def best_time(fn, repeat: int = 5, number: int = 1) -> float:
-    best = np.inf
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        for _ in range(number):
-            fn()
-        best = min(best, (time.perf_counter() - t0) / number)
-    return best
 
 
 def main() -> None:
