@@ -129,7 +129,7 @@ def test_bad_trajectory_rejected_controller_keeps_reference(stack):
     time.sleep(0.5)
     bad = JointTrajectory(joint_names=["joint1", "nope"], points=[JointTrajectoryPoint(positions=[0.0, 0.0])])
     pub.publish(bad)
-    _spin_until(node, lambda: "trajectory rejected" in (log_dir / "computed_torque_controller.log").read_text(), 20,
+    _spin_until(node, lambda: "refused [wrong_joints]" in (log_dir / "computed_torque_controller.log").read_text(), 20,
                 "no rejection logged")
     before = len(states)
     _spin_until(node, lambda: len(states) > before + 50, 20, "controller stopped")
@@ -172,7 +172,7 @@ def test_stale_state_safe_behaviour_and_recovery(stack):
     # the controller runs on sim time, which the paused sim no longer advances: the safe behaviour
     # is driven by the wall-clock watchdog of the state-triggered mode
     log = log_dir / "computed_torque_controller.log"
-    _spin_until(node, lambda: "older than" in log.read_text(), 10, "no stale-state warning")
+    _spin_until(node, lambda: "mode stale" in log.read_text(), 10, "no stale-state warning")
     _spin_until(node, lambda: commands and commands[-1][0] > t_pause + 0.3, 10, "no holding command while stale")
     gravity = model.gravity_torques(q_last)
     holds = [t for t, c in commands if t > t_pause and np.allclose(c, gravity, atol=0.05)]
@@ -180,7 +180,7 @@ def test_stale_state_safe_behaviour_and_recovery(stack):
     # within one state timeout plus one watchdog period (timeout / 2) and some delivery slack
     assert holds[0] - t_pause < 1.5 * STATE_TIMEOUT + 0.2, holds[0] - t_pause
     assert call_service(node, pause, SetBool.Request(data=False)).success
-    _spin_until(node, lambda: "control resumed" in log.read_text().split("older than")[-1], 10, "no recovery")
+    _spin_until(node, lambda: "joint state back" in log.read_text().split("mode stale")[-1], 10, "no recovery")
     n0 = len(states)
     _spin_until(node, lambda: len(states) > n0 + 50, 20, "controller did not resume")
     assert not states[-1].stale_state

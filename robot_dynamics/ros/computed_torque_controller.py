@@ -8,25 +8,47 @@ Python cannot be a ros2_control plugin, so this node talks to the topics of a
   trajectory replaces the current one; interpolation degree follows the filled fields);
 * publishes ``/<effort_controller>/commands`` (``std_msgs/Float64MultiArray``, configured joint order)
   and ``~/controller_state`` (``robot_dynamics_interfaces/ControllerState``);
-* serves ``~/statistics`` (``std_srvs/Trigger``): loop rate and period jitter as JSON.
+* serves ``~/statistics`` (``std_srvs/Trigger``): loop rate, jitter, mode and refusals as JSON.
 
 Laws (parameter ``law``): ``computed_torque`` (001 eq. 9.22/9.24), ``position`` (9.29),
-``predictive`` (9.31), ``pd_gravity`` (9.12), ``pid`` (9.5/9.10).  Safe behaviour: with no
-state, or a state older than ``state_timeout``, nothing is published (``stale_behavior: none``)
-or the gravity torques at the last measured position (``gravity_hold``), and the node says so;
-on shutdown it sends a last holding command (gravity at the last position).
+``predictive`` (9.31), ``pd_gravity`` (9.12), ``pid`` (9.5/9.10).
+
+Safety, by construction:
+
+* **One validation at the boundary** (:mod:`.validation`): a joint state or trajectory that is
+  malformed, non-finite, lacks a joint, is too large, or is stamped too far from the clock is
+  refused with its cause (logged once per cause and period, counted in ``inputs_refused``); no
+  input can raise into the executor.
+* **Whole-path check**: a trajectory is accepted only if its *interpolated* path (not only its
+  points) stays within the position and velocity limits, and its ``effort`` fields within the
+  effort limits (:func:`~robot_dynamics.trajectory.sampled.check_path_limits`).  The check runs
+  in a worker thread (the subscription takes raw bytes, so even deserializing a huge message stays
+  off the executor); the control cycle picks the result up at a cycle boundary.  ``max_trajectory_points`` bounds the work.
+* **State machine** (``ControllerState.mode``): ``no_model`` -> ``no_state`` -> ``holding`` /
+  ``tracking``; ``stale`` when the last state is older than ``state_timeout`` (steady clock) —
+  then the ``stale_behavior`` (``gravity_hold``: gravity torques at the last position; ``none``);
+  every transition is logged and published at once.  Coming back from ``stale``, after a time
+  jump (clock or stamps going back, or leaping forward) the running trajectory is dropped and
+  the arm holds where it is; the law's internal state is reset.
+* **Outputs**: every command is finite and within the effort limits, or it is not sent.
+* **Lockstep** (``trigger: state``): one command per new state stamp, labelled with it
+  (:mod:`.lockstep`); a repeated stamp gets the same command again, never a second law cycle.
 """
 
 from __future__ import annotations
 
+import gc
 import json
 import math
+import sys
 import time
+from dataclasses import dataclass
 
 import numpy as np
 from rclpy.clock import Clock, ClockType
 from rclpy.node import Node
 from rclpy.qos import qos_profile_sensor_data
+from rclpy.serialization import deserialize_message
 from rclpy.time import Time
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
@@ -37,9 +59,19 @@ from robot_dynamics_interfaces.msg import ControllerState
 
 from ..control import CONTROLLERS, JointController, make_controller
 from ..robot_model import RobotModel
-from ..trajectory.sampled import SampledTrajectory
+from ..trajectory.sampled import SampledTrajectory, check_path_limits
+from . import lockstep, validation
 from .description import RobotDescription
-from .runtime import run_node
+from .runtime import LatestWorker, Refusals, Refused, guarded, run_node
+
+NO_MODEL, NO_STATE, STALE, HOLDING, TRACKING = (
+    ControllerState.MODE_NO_MODEL, ControllerState.MODE_NO_STATE, ControllerState.MODE_STALE,
+    ControllerState.MODE_HOLDING, ControllerState.MODE_TRACKING,
+)
+
+
+# serialized size bound of one trajectory point, checked before deserializing (generous: 40 joints x 4 fields)
+MAX_BYTES_PER_POINT = 2048
 
 
 class LoopStatistics:
@@ -89,7 +121,23 @@ def _with_gains(law: str, model: RobotModel, kp: np.ndarray, kd: np.ndarray, eff
                                     effort_limit=effort, **kwargs)
 
 
+@dataclass(frozen=True)
+class Context:
+    """Everything the control cycle needs about the robot; replaced as a whole (never mutated)."""
+
+    model: RobotModel
+    controller: JointController
+    joints: list[str]          # command order (parameter ``joints`` or the model's)
+    to_cmd: np.ndarray         # model order -> command order
+    index: validation.NameIndex
+    lower: np.ndarray
+    upper: np.ndarray
+    velocity: np.ndarray
+    effort: np.ndarray
+
+
 class ComputedTorqueControllerNode(Node):
+
     def __init__(self) -> None:
         super().__init__("computed_torque_controller")
         dp = self.declare_parameter
@@ -102,11 +150,13 @@ class ComputedTorqueControllerNode(Node):
         dp("rate", 500.0)
         dp("effort_limits", [0.0])
         dp("state_timeout", 0.1)
-        dp("stale_behavior", "none")
+        dp("stale_behavior", "gravity_hold")
         dp("effort_controller", "effort_controller")
         dp("trigger", "timer")
         dp("state_publish_divider", 1)
         dp("backend", "generated")  # generated (customized NE compiled to C, ~1 µs) | numpy
+        dp("max_trajectory_points", 100_000)
+        dp("start_tolerance", 0.1)  # a first point at t = 0 farther than this from the arm is refused
         self.law = self.get_parameter("law").value
         if self.law not in CONTROLLERS:
             raise ValueError(f"law must be one of {CONTROLLERS}, got {self.law!r}")
@@ -117,242 +167,384 @@ class ComputedTorqueControllerNode(Node):
         if self.trigger not in ("timer", "state"):
             raise ValueError("trigger must be 'timer' or 'state'")
         self.rate = float(self.get_parameter("rate").value)
-        self.period = 1.0 / self.rate
         self.timeout = float(self.get_parameter("state_timeout").value)
+        if not (math.isfinite(self.rate) and 0 < self.rate <= 10_000):
+            raise ValueError(f"rate must be in (0, 10000] Hz, got {self.rate}")
+        if not (math.isfinite(self.timeout) and self.timeout > 0):
+            raise ValueError(f"state_timeout must be > 0 s, got {self.timeout}")
+        self.period = 1.0 / self.rate
         self.divider = max(1, int(self.get_parameter("state_publish_divider").value))
+        self.max_points = int(self.get_parameter("max_trajectory_points").value)
+        self.start_tolerance = float(self.get_parameter("start_tolerance").value)
+        # a leap of the control time larger than this is a time jump (sim restart, clock change)
+        self.max_time_step = max(1.0, 2.0 * self.timeout)
+        sys.setswitchinterval(0.0005)  # the control thread waits at most this long for the GIL
 
-        self.model: RobotModel | None = None
-        self.controller: JointController | None = None
+        self.refusals = Refusals(self)
+        self.ctx: Context | None = None
+        self._pending_ctx: Context | None = None
+        self._pending_traj: tuple[SampledTrajectory, float | None, int] | None = None
         self.trajectory: SampledTrajectory | None = None
         self.trajectory_t0 = 0.0
+        self.trajectories_accepted = 0
         self.hold: np.ndarray | None = None
-        self.q = self.qd = None
-        self.state_time: float | None = None
-        self.state_wall: float | None = None
-        self.stale = True
+        self.q: np.ndarray | None = None
+        self.qd: np.ndarray | None = None
+        self.state_stamp: float | None = None   # stamp of the last accepted state (s)
+        self.state_wall: float | None = None    # steady time of its arrival
+        self.last_now: float | None = None      # control time of the last cycle
+        self.mode = NO_MODEL
+        self.mode_reason = "waiting for the robot description"
+        self.mode_wall = 0.0
+        self._last_answer: tuple[float, Float64MultiArray] | None = None
         self.stats = LoopStatistics()
         self.cycle = 0
-        self._name_cache: tuple[tuple[str, ...], np.ndarray] | None = None
 
+        # heavy input work (deserializing and checking a trajectory, building/compiling a model) runs in
+        # worker threads: the single-threaded executor only ever runs short callbacks
+        self.trajectory_worker = LatestWorker(self.check_trajectory, "trajectory_check")
+        self.model_worker = LatestWorker(self._build_model, "model_build")
         topic = f"/{self.get_parameter('effort_controller').value}/commands"
         self.cmd_pub = self.create_publisher(Float64MultiArray, topic, 10)
         self.state_pub = self.create_publisher(ControllerState, "~/controller_state", 100)
+        self.state_msg = ControllerState(law=self.law)
         # sensor-data QoS keeps only the latest sample; state-triggered (lockstep) control must see every state
         state_qos = qos_profile_sensor_data if self.trigger == "timer" else 10
         self.create_subscription(JointState, "/joint_states", self.on_joint_states, state_qos)
-        self.create_subscription(JointTrajectory, "~/joint_trajectory", self.on_trajectory, 10)
+        # raw: the executor thread only sees bytes; the worker deserializes and checks
+        self.create_subscription(JointTrajectory, "~/joint_trajectory", self.on_trajectory, 10, raw=True)
         self.create_service(Trigger, "~/statistics", self.on_statistics)
-        self.description = RobotDescription(self, self._on_model)
         if self.trigger == "timer":
             self.timer = self.create_timer(self.period, self.step)
         # the watchdog runs on the steady clock: a paused simulation also stops /clock
-        self.watchdog_timer = self.create_timer(self.timeout / 2, self.watchdog, clock=Clock(clock_type=ClockType.STEADY_TIME))
+        self.watchdog_timer = self.create_timer(self.timeout / 5, self.watchdog,
+                                                clock=Clock(clock_type=ClockType.STEADY_TIME))
+        self.description = RobotDescription(self, self._on_model)
         self.get_logger().info(f"law {self.law}, {self.rate:.0f} Hz ({self.trigger}), commands on {topic}")
 
     # -------------------------------------------------------------- setup
     def _on_model(self, model: RobotModel, urdf: str) -> None:
+        self.model_worker.put(model)
+
+    def _build_model(self, model: RobotModel) -> None:
+        """Worker: build the control context (may compile code) and hand it to the control cycle."""
+        try:
+            self._pending_ctx = self._build_context(model)
+        except Exception as exc:  # noqa: BLE001
+            self.get_logger().error(f"robot model not usable by the controller: {type(exc).__name__}: {exc}")
+
+    def _build_context(self, model: RobotModel) -> Context:
         joints = [j for j in self.get_parameter("joints").value if j]
         if joints and sorted(joints) != sorted(model.joint_names):
-            self.get_logger().error(f"parameter joints {joints} does not match the model joints {model.joint_names}")
-            return
-        self.joints = joints or model.joint_names
+            raise ValueError(f"parameter joints {joints} does not match the model joints {model.joint_names}")
+        joints = joints or list(model.joint_names)
         limits = [v for v in self.get_parameter("effort_limits").value if v > 0]
         effort = np.array(limits, float) if limits else None
-        omega = self.get_parameter("omega").value
-        xi = self.get_parameter("xi").value
-        # controller internals in model order; commands reordered to self.joints
-        self.to_cmd = np.array([model.joint_names.index(j) for j in self.joints])
         backend = self.get_parameter("backend").value
         if backend == "generated":
             try:
                 model.set_backend("generated")  # compiled once, then cached by model hash
             except Exception as exc:  # no compiler: the NumPy scalar path of the control laws
-                self.get_logger().warn(f"generated backend unavailable ({exc}); using the NumPy model")
+                self.get_logger().warning(f"generated backend unavailable ({exc}); using the NumPy model")
         elif backend != "numpy":
-            self.get_logger().error(f"backend must be 'generated' or 'numpy', got {backend!r}")
-            return
+            raise ValueError(f"backend must be 'generated' or 'numpy', got {backend!r}")
         laws = {"inverse_dynamics": model.inverse_dynamics} if model.backend == "generated" else {}
         kp = [v for v in self.get_parameter("kp").value if v > 0]
         kd = [v for v in self.get_parameter("kd").value if v > 0]
         if kp or kd:
             if len(kp) != model.dof or len(kd) != model.dof or self.law == "pid":
-                self.get_logger().error(f"kp and kd need {model.dof} positive values each (not for law pid)")
-                return
-            self.controller = _with_gains(self.law, model, np.array(kp), np.array(kd), effort, **laws)
+                raise ValueError(f"kp and kd need {model.dof} positive values each (not for law pid)")
+            controller = _with_gains(self.law, model, np.array(kp), np.array(kd), effort, **laws)
         else:
-            self.controller = make_controller(self.law, model, omega=omega, xi=xi, effort_limit=effort, **laws)
+            omega = float(self.get_parameter("omega").value)
+            xi = float(self.get_parameter("xi").value)
+            controller = make_controller(self.law, model, omega=omega, xi=xi, effort_limit=effort, **laws)
+        lim = model.limits
         self.get_logger().info(f"dynamic model backend: {model.backend}")
-        self.model = model
-        n = model.dof
-        self.q = np.zeros(n)
-        self.qd = np.zeros(n)
-        self.state_msg = ControllerState(joint_names=list(self.joints), law=self.law)
+        return Context(
+            model=model, controller=controller, joints=joints,
+            to_cmd=np.array([model.joint_names.index(j) for j in joints]),
+            index=validation.NameIndex(model.joint_names),
+            lower=np.asarray(lim["lower"], float), upper=np.asarray(lim["upper"], float),
+            velocity=np.asarray(lim["velocity"], float), effort=controller.effort_limit.copy(),
+        )
+
+    def _take_pending(self, now: float | None) -> None:
+        """At a cycle boundary: adopt a new model or an accepted trajectory (executor thread only)."""
+        ctx = self._pending_ctx
+        if ctx is not None:
+            self._pending_ctx = None
+            old = self.ctx
+            self.ctx = ctx
+            self.state_msg.joint_names = list(ctx.joints)
+            self.trajectory = None
+            if old is None or old.model.joint_names != ctx.model.joint_names:
+                self.q = self.qd = self.hold = None
+                self.state_wall = self.state_stamp = None
+                self._transition(NO_STATE, f"robot model with {ctx.model.dof} joints; waiting for joint_states")
+            else:
+                self.hold = self.q
+                ctx.controller.reset()
+                self._transition(HOLDING, "new robot model: holding the current position")
+        pending = self._pending_traj
+        if pending is not None and self.ctx is not None and now is not None and self.q is not None:
+            self._pending_traj = None
+            traj, t0, points = pending
+            t0 = now if t0 is None else t0
+            if t0 + traj.duration < now:
+                self.refusals.refuse("old_stamp", f"trajectory ended {now - t0 - traj.duration:.3f} s before it was taken")
+                return
+            self.trajectory, self.trajectory_t0 = traj, t0
+            self.trajectories_accepted += 1
+            start = "now" if t0 <= now else f"in {t0 - now:.3f} s"
+            self._transition(TRACKING, f"trajectory of {points} points, {traj.duration:.3f} s (degree {traj.degree}), "
+                                       f"starts {start}")
+
+    def _transition(self, mode: str, reason: str) -> None:
+        """Enter ``mode`` (logged and published once per change)."""
+        if mode == self.mode and reason == self.mode_reason:
+            return
+        changed = mode != self.mode
+        self.mode, self.mode_reason = mode, reason
+        # one call site per severity: rclpy refuses a call site whose severity changes
+        if mode == STALE:
+            self.get_logger().warning(f"mode {mode}: {reason}")
+        else:
+            self.get_logger().info(f"mode {mode}: {reason}")
+        if changed or mode == TRACKING:
+            self._publish_state(None)
 
     # ------------------------------------------------------------ inputs
+    @guarded()
     def on_joint_states(self, msg: JointState) -> None:
-        if self.model is None:
-            return
-        key = tuple(msg.name)
-        if self._name_cache is None or self._name_cache[0] != key:
-            try:
-                idx = np.array([msg.name.index(j) for j in self.model.joint_names])
-            except ValueError:
-                self.get_logger().warn(
-                    f"/joint_states lacks some of {self.model.joint_names}; ignored", throttle_duration_sec=5.0
-                )
+        ctx = self.ctx
+        if ctx is None:
+            self._take_pending(None)
+            ctx = self.ctx
+            if ctx is None:
                 return
-            self._name_cache = (key, idx)
-        idx = self._name_cache[1]
-        pos = np.asarray(msg.position, float)
-        vel = np.asarray(msg.velocity, float)
-        if pos.size != len(msg.name) or vel.size != len(msg.name):
-            self.get_logger().warn("/joint_states without positions or velocities; ignored", throttle_duration_sec=5.0)
+        q, qd, stamp = validation.joint_state(msg, ctx.index)
+        now_clock = self.now()
+        if self.trigger == "state":
+            # lockstep: the stamp is the control time (0 is a valid sim time)
+            if self.state_stamp is not None and stamp == self.state_stamp and self._last_answer is not None:
+                self.cmd_pub.publish(self._last_answer[1])  # the same answer again, never a second law cycle
+                return
+            self._accept_state(q, qd, stamp)
+            self.step()
             return
-        q, qd = pos[idx], vel[idx]
-        if not (np.all(np.isfinite(q)) and np.all(np.isfinite(qd))):
-            self.get_logger().warn("/joint_states with NaN; ignored", throttle_duration_sec=5.0)
-            return
+        if stamp == 0.0:
+            stamp = now_clock  # unstamped: the arrival time
+        age = now_clock - stamp
+        if age > self.timeout:
+            raise Refused("stale_stamp", f"joint_states stamped {age:.3f} s in the past (state_timeout {self.timeout} s)")
+        if age < -self.timeout:
+            raise Refused("future_stamp", f"joint_states stamped {-age:.3f} s in the future")
+        if self.state_stamp is not None and stamp < self.state_stamp and not self._clock_jumped(now_clock):
+            raise Refused("out_of_order", "joint_states older than the last accepted one")
+        self._accept_state(q, qd, stamp)
+
+    def _accept_state(self, q: np.ndarray, qd: np.ndarray, stamp: float) -> None:
         self.q, self.qd = q, qd
-        stamp = msg.header.stamp.sec + 1e-9 * msg.header.stamp.nanosec
-        # the sample time of the state: exact in state-triggered (lockstep) mode, where /clock may lag
-        self.state_time = stamp if (stamp > 0 and self.trigger == "state") else self.now()
+        if self.trigger == "state" and self.state_stamp is not None:
+            jump = stamp - self.state_stamp
+            if jump < 0 or jump > self.max_time_step:
+                self._hold_here(f"state stamps jumped by {jump:+.3f} s (restart?)")
+        self.state_stamp = stamp
         self.state_wall = time.monotonic()
         if self.hold is None:
             self.hold = q.copy()
-        if self.trigger == "state":
-            self.step()
 
-    def on_trajectory(self, msg: JointTrajectory) -> None:
+    def _clock_jumped(self, now: float) -> bool:
+        return self.last_now is not None and now < self.last_now
+
+    @guarded()
+    def on_trajectory(self, raw: bytes) -> None:
+        """Executor thread: a size check on the serialized bytes, then hand over to the worker."""
+        if len(raw) > self.max_points * MAX_BYTES_PER_POINT:
+            raise Refused("too_large", f"trajectory message of {len(raw)} bytes (max_trajectory_points "
+                                       f"{self.max_points})")
+        self.trajectory_worker.put(raw)
+
+    @guarded()
+    def check_trajectory(self, raw: bytes) -> None:
+        """Worker: deserialize, validate the whole interpolated path; the control cycle adopts the result."""
+        ctx = self.ctx or self._pending_ctx
+        if ctx is None:
+            raise Refused("no_model", "trajectory before the robot model")
+        gc.disable()  # one burst of allocations: no collector pauses for the control thread meanwhile
         try:
-            self.trajectory = self._trajectory_from_msg(msg)
-            stamp = msg.header.stamp.sec + 1e-9 * msg.header.stamp.nanosec
-            self.trajectory_t0 = stamp if stamp > 0 else self.now()
-            if stamp <= 0 and self.trigger == "state" and self.state_time is not None:
-                self.trajectory_t0 = self.state_time  # "now" = the latest state's sample time
-            self.get_logger().info(
-                f"new trajectory: {len(msg.points)} points, {self.trajectory.duration:.3f} s (degree {self.trajectory.degree})"
-            )
+            msg = deserialize_message(raw, JointTrajectory)
+        except Exception as exc:  # noqa: BLE001
+            raise Refused("malformed", f"trajectory message cannot be deserialized: {exc}") from None
+        finally:
+            gc.enable()
+        data = validation.trajectory(msg, ctx.model.joint_names, self.max_points)
+        q = self.q
+        start = None if q is None else q.copy()
+        if start is not None and data["times"][0] == 0.0:
+            dev = np.abs(data["positions"][0] - start)
+            if np.any(dev > self.start_tolerance):
+                j = int(np.argmax(dev))
+                raise Refused("start_deviation", f"first point at t = 0 is {dev[j]:.3g} from the arm on "
+                                                 f"{ctx.model.joint_names[j]} (start_tolerance {self.start_tolerance})")
+        try:
+            traj = SampledTrajectory(data["times"], data["positions"], data["velocities"], data["accelerations"],
+                                     start=start)
+            check_path_limits(traj, ctx.lower, ctx.upper, ctx.velocity, names=ctx.model.joint_names, start=start)
         except ValueError as exc:
-            self.get_logger().error(f"trajectory rejected: {exc}")
-
-    def _trajectory_from_msg(self, msg: JointTrajectory) -> SampledTrajectory:
-        if self.model is None:
-            raise ValueError("no robot model yet")
-        if not msg.points:
-            raise ValueError("no points")
-        names = list(msg.joint_names)
-        model_names = self.model.joint_names
-        if sorted(names) != sorted(model_names):
-            raise ValueError(f"joint_names {names} do not match the controlled joints {model_names}")
-        perm = np.array([names.index(j) for j in model_names])
-        n = len(names)
-        times = np.array([p.time_from_start.sec + 1e-9 * p.time_from_start.nanosec for p in msg.points])
-
-        def field(attr: str) -> np.ndarray | None:
-            rows = [getattr(p, attr) for p in msg.points]
-            if all(len(r) == 0 for r in rows):
-                return None
-            if any(len(r) != n for r in rows):
-                raise ValueError(f"every point needs {n} {attr} (or none)")
-            return np.array(rows, float)[:, perm]
-
-        pos = field("positions")
-        if pos is None:
-            raise ValueError("points without positions")
-        vel = field("velocities")
-        acc = field("accelerations") if vel is not None else None
-        limits = self.model.limits
-        lo, hi = limits["lower"], limits["upper"]
-        if np.any(pos < lo - 1e-9) or np.any(pos > hi + 1e-9):
-            raise ValueError("positions outside the joint limits")
-        start = self.q.copy() if self.state_time is not None else None
-        return SampledTrajectory(times, pos, vel, acc, start=start)
+            raise Refused("path_limits", str(exc)) from None
+        eff = data["effort"]
+        if eff is not None and np.any(np.abs(eff) > ctx.effort):
+            k, j = np.argwhere(np.abs(eff) > ctx.effort)[0]
+            raise Refused("effort_limits", f"points[{k}].effort of {ctx.model.joint_names[j]} is {eff[k, j]:.6g}, "
+                                           f"beyond its limit {ctx.effort[j]:.6g}")
+        stamp = data["stamp"]
+        self._pending_traj = (traj, stamp if stamp > 0 else None, len(msg.points))
 
     def on_statistics(self, request: Trigger.Request, response: Trigger.Response) -> Trigger.Response:
+        summary = self.stats.summary(self.period)
+        summary.update(mode=self.mode, mode_reason=self.mode_reason, refused=dict(self.refusals.counts))
         response.success = True
-        response.message = json.dumps(self.stats.summary(self.period))
+        response.message = json.dumps(summary)
         return response
 
     # ------------------------------------------------------------- control
-    def control_time(self) -> float:
-        """Time of the control law: the state's stamp when triggered by states, else the node clock."""
-        if self.trigger == "state" and self.state_time is not None:
-            return self.state_time
-        return self.now()
-
     def now(self) -> float:
         return self.get_clock().now().nanoseconds * 1e-9
 
+    def control_time(self) -> float:
+        """Time of the control law: the state's stamp when triggered by states, else the node clock."""
+        if self.trigger == "state" and self.state_stamp is not None:
+            return self.state_stamp
+        return self.now()
+
+    def _hold_here(self, reason: str) -> None:
+        """Drop the trajectory and hold the measured position (law state reset)."""
+        self.trajectory = None
+        self._pending_traj = None
+        if self.q is not None:
+            self.hold = self.q.copy()
+        if self.ctx is not None:
+            self.ctx.controller.reset()
+        self._transition(HOLDING, reason)
+
     def step(self) -> None:
         start = time.perf_counter()
-        if self.controller is None:
-            return
         now = self.control_time()
-        if self._check_stale():
+        self._take_pending(now)
+        ctx = self.ctx
+        if ctx is None or self.q is None:
             return
+        if self._is_stale():
+            return
+        if self.last_now is not None and self.trigger == "timer":
+            dt = now - self.last_now
+            if dt < 0 or dt > self.max_time_step:
+                self._hold_here(f"control time jumped by {dt:+.3f} s")
+        self.last_now = now
         if self.trajectory is not None:
             q_ref, qd_ref, qdd_ref = self.trajectory.evaluate(now - self.trajectory_t0)
+            if now - self.trajectory_t0 > self.trajectory.duration:
+                self.hold = q_ref.copy()
+                self.trajectory = None
+                self._transition(HOLDING, "trajectory finished: holding its last point")
         else:
             q_ref, qd_ref, qdd_ref = self.hold, None, None
+            if self.mode != HOLDING:
+                self._transition(HOLDING, "joint state received: holding the current position")
         try:
-            tau = self.controller.compute(now, self.q, self.qd, q_ref, qd_ref, qdd_ref)
+            tau = ctx.controller.compute(now, self.q, self.qd, q_ref, qd_ref, qdd_ref)
         except ValueError as exc:
-            self.get_logger().error(f"control law failed: {exc}", throttle_duration_sec=2.0)
-            return
-        self._publish(tau)
+            self.refusals.refuse("law_failed", f"control law failed: {exc}")
+            tau = self._holding_torque()
+        answer = self._publish(tau, stamp=self.state_stamp if self.trigger == "state" else None)
+        if answer is not None and self.trigger == "state":
+            self._last_answer = (self.state_stamp, answer)
         self.stats.tick(start, time.perf_counter() - start)
         self.cycle += 1
         if self.cycle % self.divider == 0:
             self._publish_state(now, q_ref, qd_ref, qdd_ref, tau)
 
-    def _check_stale(self) -> bool:
+    def _is_stale(self) -> bool:
         """True when the last state is older than ``state_timeout`` (steady clock); logs transitions."""
         stale = self.state_wall is None or time.monotonic() - self.state_wall > self.timeout
-        if stale != self.stale:
-            if stale:
-                self.get_logger().warn(
-                    f"joint state missing or older than {self.timeout} s: "
-                    + ("holding gravity" if self.stale_behavior == "gravity_hold" else "publishing nothing")
-                )
-            else:
-                self.get_logger().info("joint state back: control resumed")
-                self.controller.reset()
-            self.stale = stale
+        if stale and self.mode != STALE and self.state_wall is not None:
+            self._transition(STALE, f"no valid joint state for more than {self.timeout} s: " + (
+                "holding gravity" if self.stale_behavior == "gravity_hold" else "publishing nothing"))
+        elif not stale and self.mode == STALE:
+            if self.trigger == "timer":  # time went on without us: never resume a trajectory mid-way
+                self._hold_here("joint state back: trajectory dropped, holding the current position")
+                self.last_now = None
+            else:  # the control time is the state stamp: stamp jumps are judged in _accept_state
+                self._transition(TRACKING if self.trajectory is not None else HOLDING, "joint state back")
         return stale
 
     def watchdog(self) -> None:
-        """Steady-clock watchdog: with a stale state stream, hold gravity or publish nothing."""
-        if self.controller is None or not self._check_stale():
+        """Steady-clock watchdog: the safe output on stale states, and the mode published while idle."""
+        self._take_pending(None)
+        if self.ctx is None or self.q is None:
+            if time.monotonic() - self.mode_wall > 1.0:
+                self._publish_state(None)
             return
-        if self.stale_behavior == "gravity_hold" and self.state_wall is not None:
-            self._publish(self._holding_torque())
+        if not self._is_stale():
+            return
+        if self.stale_behavior == "gravity_hold":
+            self._publish(self._holding_torque(), hold=True)
+        self._publish_state(None)
 
     def _holding_torque(self) -> np.ndarray:
-        lim = self.controller.effort_limit
-        return np.clip(self.model.gravity_torques(self.q), -lim, lim)
+        ctx = self.ctx
+        zero = np.zeros(ctx.model.dof)
+        # Q(q) through the law's own (already compiled) Newton–Euler: nothing to build at shutdown
+        gravity = np.asarray(ctx.controller.inverse_dynamics(self.q, zero, zero), dtype=float)
+        return np.clip(gravity, -ctx.effort, ctx.effort)
 
-    def _publish(self, tau: np.ndarray) -> None:
-        self.cmd_pub.publish(Float64MultiArray(data=tau[self.to_cmd].tolist()))
+    def _publish(self, tau: np.ndarray, *, stamp: float | None = None, hold: bool = False) -> Float64MultiArray | None:
+        """Publish ``tau`` (model order) if finite, clipped to the effort limits; returns the message."""
+        ctx = self.ctx
+        if not np.all(np.isfinite(tau)):
+            self.refusals.refuse("non_finite_output", "a non-finite effort was computed: not sent")
+            return None
+        tau = np.clip(tau, -ctx.effort, ctx.effort)
+        msg = Float64MultiArray(data=tau[ctx.to_cmd].tolist())
+        if hold:
+            lockstep.label_hold(msg)
+        elif stamp is not None:
+            lockstep.label_answer(msg, round(stamp * 1e9))
+        self.cmd_pub.publish(msg)
+        return msg
 
-    def _publish_state(self, now, q_ref, qd_ref, qdd_ref, tau) -> None:
-        n = self.model.dof
-        qd_ref = np.zeros(n) if qd_ref is None else qd_ref
-        qdd_ref = np.zeros(n) if qdd_ref is None else qdd_ref
-        o = self.to_cmd
+    def _publish_state(self, now: float | None, q_ref=None, qd_ref=None, qdd_ref=None, tau=None) -> None:
         m = self.state_msg
-        m.header.stamp = Time(nanoseconds=round(now * 1e9)).to_msg()  # the control time of this cycle
-        m.reference = JointTrajectoryPoint(positions=q_ref[o].tolist(), velocities=qd_ref[o].tolist(), accelerations=qdd_ref[o].tolist())
-        m.feedback = JointTrajectoryPoint(positions=self.q[o].tolist(), velocities=self.qd[o].tolist())
-        m.error = JointTrajectoryPoint(positions=(q_ref - self.q)[o].tolist(), velocities=(qd_ref - self.qd)[o].tolist())
-        m.output = JointTrajectoryPoint(effort=tau[o].tolist())
-        m.saturated = bool(np.any(self.controller.saturated))
-        m.stale_state = self.stale
+        self.mode_wall = time.monotonic()
+        m.header.stamp = Time(nanoseconds=round((self.now() if now is None else now) * 1e9)).to_msg()
+        m.mode, m.mode_reason = self.mode, self.mode_reason
+        m.stale_state = self.mode == STALE
+        m.trajectories_accepted = self.trajectories_accepted
+        m.inputs_refused = min(self.refusals.total(), 2**32 - 1)
+        ctx = self.ctx
+        if ctx is not None and self.q is not None:
+            n = ctx.model.dof
+            o = ctx.to_cmd
+            q_ref = self.hold if q_ref is None else q_ref
+            qd_ref = np.zeros(n) if qd_ref is None else qd_ref
+            qdd_ref = np.zeros(n) if qdd_ref is None else qdd_ref
+            m.reference = JointTrajectoryPoint(positions=q_ref[o].tolist(), velocities=qd_ref[o].tolist(),
+                                               accelerations=qdd_ref[o].tolist())
+            m.feedback = JointTrajectoryPoint(positions=self.q[o].tolist(), velocities=self.qd[o].tolist())
+            m.error = JointTrajectoryPoint(positions=(q_ref - self.q)[o].tolist(),
+                                           velocities=(qd_ref - self.qd)[o].tolist())
+            m.output = JointTrajectoryPoint(effort=[] if tau is None else tau[o].tolist())
+            m.saturated = bool(np.any(ctx.controller.saturated)) if tau is not None else False
         self.state_pub.publish(m)
 
     def on_shutdown(self) -> None:
         """Last holding command: gravity torques at the last measured position."""
-        if self.controller is not None and self.state_wall is not None:
-            self._publish(self._holding_torque())
+        self.trajectory_worker.stop()
+        self.model_worker.stop()
+        if self.ctx is not None and self.q is not None:
+            self._publish(self._holding_torque(), hold=True)
             self.get_logger().info("sent the holding command")
 
 

@@ -1,35 +1,120 @@
-"""Start, spin and stop one node cleanly (SIGINT/SIGTERM -> orderly shutdown)."""
+"""Start, spin and stop one node cleanly, and keep it alive whatever its inputs.
+
+* :func:`run_node`: SIGINT/SIGTERM/SIGHUP -> orderly shutdown; the node's ``on_shutdown()``
+  runs while the context is still up.  A node that sets ``multithreaded = True`` is spun by a
+  :class:`~rclpy.executors.MultiThreadedExecutor` (its callback groups decide what may overlap).
+  An exception escaping a callback is logged and counted, never fatal.
+* :class:`Refusals`: one log line per cause and period (our own rate limit: rclpy's
+  ``throttle_duration_sec`` must never be mixed with unthrottled calls at one call site), and
+  counters of every refusal by cause.
+* :func:`guarded`: wraps a callback so that a bad message is refused with its cause and never
+  raises into the executor.
+"""
 
 from __future__ import annotations
 
+import contextlib
+import functools
+import gc
 import signal
 import threading
+import time
+from collections import Counter
 from collections.abc import Callable, Sequence
+from typing import Any
 
 import rclpy
-from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
+from rclpy.executors import ExternalShutdownException, MultiThreadedExecutor, SingleThreadedExecutor
 from rclpy.node import Node
 from rclpy.signals import SignalHandlerOptions
 
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+
+
+class Refused(ValueError):
+    """An input refused at the node boundary; ``cause`` is a short stable key (for counters and tests)."""
+
+    def __init__(self, cause: str, text: str) -> None:
+        super().__init__(text)
+        self.cause = cause
+
+
+class Refusals:
+    """Counts refusals by cause and logs each cause at most once per ``period`` seconds (steady clock)."""
+
+    def __init__(self, node: Node, period: float = 5.0) -> None:
+        self.node = node
+        self.period = period
+        self.counts: Counter[str] = Counter()
+        self._last: dict[str, float] = {}
+        self._lock = threading.Lock()
+
+    def refuse(self, cause: str, text: str) -> None:
+        now = time.monotonic()
+        with self._lock:
+            self.counts[cause] += 1
+            count = self.counts[cause]
+            last = self._last.get(cause)
+            if last is not None and now - last < self.period:
+                return
+            self._last[cause] = now
+        suffix = f" ({count} so far)" if count > 1 else ""
+        self.node.get_logger().warning(f"refused [{cause}]: {text}{suffix}")
+
+    def total(self) -> int:
+        with self._lock:
+            return sum(self.counts.values())
+
+
+def guarded(refusals_attr: str = "refusals", cause: str = "callback") -> Callable:
+    """Decorator for a node method used as a callback: :class:`Refused` and any other exception are
+    logged through ``self.<refusals_attr>`` (rate-limited) and swallowed."""
+
+    def wrap(fn: Callable) -> Callable:
+        @functools.wraps(fn)
+        def call(self: Any, *args: Any, **kwargs: Any) -> Any:
+            try:
+                return fn(self, *args, **kwargs)
+            except Refused as exc:
+                getattr(self, refusals_attr).refuse(exc.cause, str(exc))
+            except Exception as exc:  # noqa: BLE001 - the node never dies on an input
+                getattr(self, refusals_attr).refuse(f"{cause}_error", f"{fn.__name__}: {type(exc).__name__}: {exc}")
+            return None
+
+        return call
+
+    return wrap
+
 
 def run_node(factory: Callable[[], Node], args: Sequence[str] | None = None) -> int:
-    """Create the node with ``factory`` and spin it until SIGINT/SIGTERM; returns an exit code.
-
-    The node may define ``on_shutdown()`` (e.g. a controller's last holding
-    command); it is called while the context is still up.
-    """
+    """Create the node with ``factory`` and spin it until SIGINT/SIGTERM/SIGHUP; returns an exit code."""
     stop = threading.Event()
     rclpy.init(args=args, signal_handler_options=SignalHandlerOptions.NO)
-    for sig in (signal.SIGINT, signal.SIGTERM):
+    for sig in STOP_SIGNALS:
         signal.signal(sig, lambda *_: stop.set())
     node = None
     code = 0
+    executor = None
     try:
         node = factory()
-        executor = SingleThreadedExecutor()
+        if getattr(node, "multithreaded", False):
+            executor = MultiThreadedExecutor(num_threads=int(getattr(node, "executor_threads", 4)))
+        else:
+            executor = SingleThreadedExecutor()
         executor.add_node(node)
+        # objects made at start-up never need the cyclic collector again: fewer, shorter GC pauses
+        gc.collect()
+        gc.freeze()
+        failures = 0
         while rclpy.ok() and not stop.is_set():
-            executor.spin_once(timeout_sec=0.05)
+            try:
+                executor.spin_once(timeout_sec=0.05)
+            except (KeyboardInterrupt, ExternalShutdownException):
+                raise
+            except Exception as exc:  # noqa: BLE001 - a callback's bug must not take the node down
+                failures += 1
+                if failures <= 10 or failures % 1000 == 0:
+                    node.get_logger().error(f"callback raised {type(exc).__name__}: {exc} ({failures} so far)")
     except (KeyboardInterrupt, ExternalShutdownException):
         pass
     except Exception as exc:
@@ -43,6 +128,50 @@ def run_node(factory: Callable[[], Node], args: Sequence[str] | None = None) -> 
                     hook()
                 except Exception as exc:  # shutdown must go on
                     node.get_logger().error(f"on_shutdown failed: {exc}")
+            if executor is not None:
+                executor.shutdown(timeout_sec=1.0)
             node.destroy_node()
         rclpy.try_shutdown()
     return code
+
+
+class LatestWorker:
+    """A daemon thread that runs ``fn`` on the latest item put; an item still waiting when a newer
+    one arrives is superseded (counted in ``superseded``).  Keeps heavy input processing (trajectory
+    checks, model builds) off the executor thread, with bounded memory whatever the input rate."""
+
+    def __init__(self, fn: Callable[[Any], None], name: str) -> None:
+        self.fn = fn
+        self.superseded = 0
+        self._item: Any = None
+        self._has_item = False
+        self._lock = threading.Lock()
+        self._event = threading.Event()
+        self._stop = False
+        self.thread = threading.Thread(target=self._run, name=name, daemon=True)
+        self.thread.start()
+
+    def put(self, item: Any) -> None:
+        with self._lock:
+            if self._has_item:
+                self.superseded += 1
+            self._item, self._has_item = item, True
+        self._event.set()
+
+    def busy(self) -> bool:
+        return self._has_item or self._event.is_set()
+
+    def _run(self) -> None:
+        while not self._stop:
+            if not self._event.wait(0.2):
+                continue
+            with self._lock:
+                item, self._has_item = self._item, False
+                self._item = None
+                self._event.clear()
+            with contextlib.suppress(Exception):  # fn reports its own errors; the worker never dies
+                self.fn(item)
+
+    def stop(self) -> None:
+        self._stop = True
+        self._event.set()

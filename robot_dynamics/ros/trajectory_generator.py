@@ -31,9 +31,11 @@ from ..robot_model import RobotModel
 from ..trajectory import PROFILES, TimeScaledTrajectory, Trajectory, through_waypoints
 from .conversions import JointOrder
 from .description import RobotDescription
-from .runtime import run_node
+from .runtime import Refusals, Refused, guarded, run_node
+from .validation import MAX_JOINT_STATE_NAMES
 
 MAX_SAMPLES = 100_000
+MAX_WAYPOINTS = 10_000
 
 
 def plan_joint_trajectory(
@@ -63,7 +65,9 @@ class TrajectoryGenerator(Node):
         self.declare_parameter("max_velocity", [0.0])
         self.declare_parameter("max_acceleration", [0.0])
         self.model: RobotModel | None = None
+        self.model_joints: frozenset[str] = frozenset()
         self.current: dict[str, float] = {}
+        self.refusals = Refusals(self)
         controller = self.get_parameter("controller").value
         self.traj_pub = self.create_publisher(JointTrajectory, f"/{controller}/joint_trajectory", 10)
         self.marker_pub = self.create_publisher(MarkerArray, "~/path_markers", 10)
@@ -72,25 +76,44 @@ class TrajectoryGenerator(Node):
         self.description = RobotDescription(self, self._on_model)
 
     def _on_model(self, model: RobotModel, urdf: str) -> None:
+        self.model_joints = frozenset(model.joint_names)
+        self.current = {}
         self.model = model
 
+    @guarded()
     def on_joint_states(self, msg: JointState) -> None:
-        if len(msg.position) == len(msg.name):
-            if not self.current:
-                self.get_logger().info(f"first /joint_states received ({len(msg.name)} joints)")
-            self.current.update(zip(msg.name, msg.position, strict=True))
+        """Keep the latest finite position of each model joint (other publishers' joints are ignored)."""
+        if self.model is None:
+            return
+        if len(msg.position) != len(msg.name):
+            raise Refused("no_positions", f"joint_states has {len(msg.position)} positions for {len(msg.name)} names")
+        if len(msg.name) > MAX_JOINT_STATE_NAMES:
+            raise Refused("too_large", f"joint_states with {len(msg.name)} names")
+        joints = self.model_joints
+        if not self.current:
+            self.get_logger().info(f"first /joint_states received ({len(msg.name)} joints)")
+        for name, p in zip(msg.name, msg.position, strict=True):
+            if name in joints and math.isfinite(p):
+                self.current[name] = p
 
-    def _limits(self, request_values, parameter: str, urdf: np.ndarray, order: JointOrder, n: int) -> np.ndarray:
+    def _limits(self, request_values, parameter: str, robot: np.ndarray, order: JointOrder, n: int) -> np.ndarray:
+        """Velocity or acceleration bounds: the request's, else the parameter's, else the robot's; never
+        above the robot's own limits (URDF velocity, config acceleration)."""
         if len(request_values):
             v = order.model_vector(request_values, parameter, n)
         else:
             param = [x for x in self.get_parameter(parameter).value if x > 0]
-            v = np.array(param, float) if param else urdf
+            v = np.array(param, float) if param else robot
             if v.shape != (n,):
                 raise ValueError(f"parameter {parameter} must have {n} values")
         if np.any(v <= 0) or not np.all(np.isfinite(v)):
             bad = [self.model.joint_names[i] for i in np.flatnonzero(~(np.isfinite(v) & (v > 0)))]
             raise ValueError(f"{parameter} must be finite and positive; missing or bad for {bad}")
+        above = np.flatnonzero(v > robot * (1 + 1e-12))
+        if above.size:
+            j = int(above[0])
+            raise ValueError(f"{parameter} of {self.model.joint_names[j]} is {v[j]:.6g}, above the robot's limit "
+                             f"{robot[j]:.6g}")
         return v
 
     def plan(self, request: PlanTrajectory.Request, response: PlanTrajectory.Response) -> PlanTrajectory.Response:
@@ -111,20 +134,26 @@ class TrajectoryGenerator(Node):
         profile = request.profile or "trapezoid"
         if profile not in PROFILES:
             raise ValueError(f"unknown profile {profile!r}; choose one of {list(PROFILES)}")
+        if len(request.waypoints) > MAX_WAYPOINTS:
+            raise ValueError(f"{len(request.waypoints)} waypoints exceed {MAX_WAYPOINTS}")
         rows = [order.model_vector(p.positions, f"waypoints[{k}].positions", n) for k, p in enumerate(request.waypoints)]
+        lim = model.limits
+        # every waypoint the user gives must be inside the limits (waypoints[k] as numbered in the request)
+        for k, row in enumerate(rows):
+            outside = np.flatnonzero((row < lim["lower"] - 1e-9) | (row > lim["upper"] + 1e-9))
+            if outside.size:
+                j = int(outside[0])
+                raise ValueError(f"waypoints[{k}] is outside the limits of joint {model.joint_names[j]!r}: "
+                                 f"{row[j]:.6g} not in [{lim['lower'][j]:.6g}, {lim['upper'][j]:.6g}]")
         if request.start_from_current or len(rows) == 1:
             missing = [j for j in model.joint_names if j not in self.current]
             if missing:
                 raise ValueError(f"no current position on /joint_states for {missing}")
+            # the current position may be outside the limits (an arm brought back): the path moves inward
             rows.insert(0, np.array([self.current[j] for j in model.joint_names]))
         if len(rows) < 2:
             raise ValueError("need at least one waypoint (the start is then the current /joint_states)")
         waypoints = np.array(rows)
-        lim = model.limits
-        outside = (waypoints < lim["lower"] - 1e-9) | (waypoints > lim["upper"] + 1e-9)
-        if np.any(outside[1:]):
-            k, j = np.argwhere(outside[1:])[0]
-            raise ValueError(f"waypoint {k} is outside the limits of joint {model.joint_names[j]!r}")
         v_max = self._limits(request.max_velocity, "max_velocity", lim["velocity"], order, n)
         a_max = self._limits(request.max_acceleration, "max_acceleration", lim["acceleration"], order, n)
         if not math.isfinite(request.duration) or request.duration < 0:

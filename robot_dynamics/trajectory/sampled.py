@@ -62,9 +62,11 @@ class SampledTrajectory(Trajectory):
             if accelerations is not None:
                 a = _array(accelerations, "accelerations", (m, n))
                 degree = 5
+        self.started = False
         if start is not None:
             s = _array(start, "start", (n,))
             if t[0] > 0:
+                self.started = True
                 t = np.concatenate([[0.0], t])
                 p = np.vstack([s, p])
                 v = np.vstack([np.zeros(n), v])
@@ -112,3 +114,120 @@ class SampledTrajectory(Trajectory):
             qd[before] = 0.0
             qdd[before] = 0.0
         return q, qd, qdd
+
+
+# ------------------------------------------------------------------ path limits
+def _bernstein_matrix(m: int) -> np.ndarray:
+    """M with b = M @ alpha: Bernstein coefficients on [0, 1] of sum_i alpha_i u^i (degree m)."""
+    from math import comb
+
+    mat = np.zeros((m + 1, m + 1))
+    for k in range(m + 1):
+        for i in range(k + 1):
+            mat[k, i] = comb(k, i) / comb(m, i)
+    return mat
+
+
+def _first_violation(b: np.ndarray, lo: np.ndarray, hi: np.ndarray, max_levels: int = 40) -> tuple[int, float, float] | None:
+    """First row whose polynomial (Bernstein coefficients ``b`` (K, m+1) on [0, 1]) leaves [lo, hi].
+
+    Convex-hull bounds, refined by de Casteljau halving only where a bound crosses a limit: exact
+    up to the bounds' convergence (quadratic in the sub-interval length).  Returns (row, u, value)
+    of a point outside the interval, or None when the whole path stays inside.
+    """
+    rows = np.arange(b.shape[0])
+    u0 = np.zeros(b.shape[0])
+    width = 1.0
+    for _ in range(max_levels):
+        out = (b.max(axis=1) > hi[rows]) | (b.min(axis=1) < lo[rows])
+        if not np.any(out):
+            return None
+        b, rows, u0 = b[out], rows[out], u0[out]
+        for end, u in ((0, 0.0), (-1, width)):  # end points are exact values of the polynomial
+            bad = (b[:, end] > hi[rows]) | (b[:, end] < lo[rows])
+            if np.any(bad):
+                k = int(np.flatnonzero(bad)[0])
+                return int(rows[k]), float(u0[k] + u), float(b[k, end])
+        # de Casteljau at u = 1/2: left and right halves
+        m = b.shape[1] - 1
+        left = np.empty_like(b)
+        right = np.empty_like(b)
+        work = b.copy()
+        for r in range(m + 1):
+            left[:, r] = work[:, 0]
+            right[:, m - r] = work[:, m - r]
+            work = 0.5 * (work[:, :-1] + work[:, 1:])
+        width *= 0.5
+        b = np.concatenate([left, right])
+        rows = np.concatenate([rows, rows])
+        u0 = np.concatenate([u0, u0 + width])
+    k = int(np.argmax(np.maximum(b.max(axis=1) - hi[rows], lo[rows] - b.min(axis=1))))
+    return int(rows[k]), float(u0[k]), float(b[k].max() if b[k].max() > hi[rows[k]] else b[k].min())
+
+
+def check_path_limits(
+    traj: SampledTrajectory,
+    lower: np.ndarray,
+    upper: np.ndarray,
+    velocity: np.ndarray | None = None,
+    acceleration: np.ndarray | None = None,
+    *,
+    names: list[str] | None = None,
+    position_tolerance: float = 1e-6,
+    rate_tolerance: float = 1e-6,
+    start: np.ndarray | None = None,
+) -> None:
+    """Raise ``ValueError`` naming the joint, time and value where the *interpolated* path of ``traj``
+    leaves the position limits [lower, upper], |qd| <= velocity or |qdd| <= acceleration.
+
+    The check covers every segment between the samples (not only the samples): polynomial
+    bounds refined by subdivision (see :func:`_first_violation`).  Infinite limits are not
+    checked.  ``start``: the arm's position when the trajectory is taken; a joint that is already
+    outside its limits (an arm being brought back) may not go farther out than it is.
+    Relative tolerances: ``position_tolerance`` (rad or m), ``rate_tolerance`` x the limit.
+    """
+    coef = traj._coef  # (S, 6, n) power basis in s = t - t_k
+    if coef.shape[0] == 0:
+        coef = np.zeros((1, 6, traj.n))
+        coef[0, 0] = traj.positions[0]
+        T = np.ones(1)
+    else:
+        T = np.diff(traj.times)
+    S, _, n = coef.shape
+    names = names or [f"joint {j}" for j in range(n)]
+    lower = np.broadcast_to(np.asarray(lower, float), (n,))
+    upper = np.broadcast_to(np.asarray(upper, float), (n,))
+    powers = T[:, None] ** np.arange(6)[None, :]  # (S, 6)
+    lo_q, hi_q = lower - position_tolerance, upper + position_tolerance
+    if start is not None:
+        lo_q, hi_q = np.minimum(lo_q, start), np.maximum(hi_q, start)
+    checks = [("position", 0, lo_q, hi_q)]
+    if velocity is not None:
+        v = np.broadcast_to(np.asarray(velocity, float), (n,)) * (1 + rate_tolerance)
+        checks.append(("velocity", 1, -v, v))
+    if acceleration is not None:
+        a = np.broadcast_to(np.asarray(acceleration, float), (n,)) * (1 + rate_tolerance)
+        checks.append(("acceleration", 2, -a, a))
+    for what, d, lo, hi in checks:
+        # coefficients of the d-th derivative in u = s / T on [0, 1]: alpha_i = a_{i+d} (i+d)!/i! T^i
+        m = 5 - d
+        fact = np.array([np.prod(np.arange(i + 1, i + d + 1)) for i in range(m + 1)], float)
+        alpha = coef[:, d:, :] * fact[None, :, None] * powers[:, : m + 1, None]  # (S, m+1, n)
+        b = np.einsum("ki,sij->sjk", _bernstein_matrix(m), alpha).reshape(S * n, m + 1)
+        lo_k = np.tile(lo, S)
+        hi_k = np.tile(hi, S)
+        finite = np.isfinite(lo_k) | np.isfinite(hi_k)
+        if not np.any(finite):
+            continue
+        lo_k = np.where(np.isfinite(lo_k), lo_k, -np.inf)
+        hi_k = np.where(np.isfinite(hi_k), hi_k, np.inf)
+        hit = _first_violation(b, lo_k, hi_k)
+        if hit is not None:
+            row, u, value = hit
+            seg, j = divmod(row, n)
+            t = float(traj.times[seg] + u * T[seg]) if traj._coef.shape[0] else 0.0
+            bound = f"[{lo[j]:.6g}, {hi[j]:.6g}]"
+            raise ValueError(
+                f"the interpolated path leaves the {what} limits of {names[j]}: {value:.6g} at t = {t:.6g} s "
+                f"(limits {bound})"
+            )

@@ -1,0 +1,123 @@
+"""Validation of incoming messages at the node boundary: one place, one clear cause per refusal.
+
+Every function turns a message into NumPy arrays in the model's joint order or raises
+:class:`~robot_dynamics.ros.runtime.Refused` with a short ``cause`` key and a sentence.
+Sizes are checked before any per-element work, and the per-field conversion is one
+array operation (not a Python loop over points).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from .runtime import Refused
+
+MAX_JOINT_STATE_NAMES = 10_000
+
+
+def stamp_seconds(stamp: Any) -> float:
+    """``builtin_interfaces/Time`` -> seconds (float)."""
+    return stamp.sec + 1e-9 * stamp.nanosec
+
+
+class NameIndex:
+    """Index of the model's joints in a message's ``name`` list, cached for the last list seen."""
+
+    def __init__(self, joints: Sequence[str]) -> None:
+        self.joints = list(joints)
+        self._key: tuple[str, ...] | None = None
+        self._idx: np.ndarray | None = None
+
+    def __call__(self, names: Sequence[str], what: str) -> np.ndarray:
+        key = tuple(names)
+        if key == self._key:
+            return self._idx
+        if len(set(key)) != len(key):
+            raise Refused("duplicate_names", f"{what}: duplicate joint names")
+        pos = {name: i for i, name in enumerate(key)}
+        missing = [j for j in self.joints if j not in pos]
+        if missing:
+            raise Refused("missing_joints", f"{what} lacks joint(s) {missing} (has {list(key)[:20]})")
+        idx = np.array([pos[j] for j in self.joints], dtype=int)
+        self._key, self._idx = key, idx
+        return idx
+
+
+def joint_state(msg: Any, index: NameIndex) -> tuple[np.ndarray, np.ndarray, float]:
+    """``sensor_msgs/JointState`` -> (q, qd, stamp in s; 0 = unstamped), model order."""
+    m = len(msg.name)
+    if m > MAX_JOINT_STATE_NAMES:
+        raise Refused("too_large", f"joint_states with {m} names")
+    if len(msg.position) != m:
+        raise Refused("no_positions", f"joint_states has {len(msg.position)} positions for {m} names")
+    if len(msg.velocity) != m:
+        raise Refused("no_velocities", f"joint_states has {len(msg.velocity)} velocities for {m} names")
+    idx = index(msg.name, "joint_states")
+    q = np.asarray(msg.position, dtype=float)[idx]
+    qd = np.asarray(msg.velocity, dtype=float)[idx]
+    if not (np.isfinite(q).all() and np.isfinite(qd).all()):
+        raise Refused("non_finite_state", "joint_states with NaN or inf in a controlled joint")
+    stamp = msg.header.stamp
+    if stamp.nanosec >= 1_000_000_000:
+        raise Refused("bad_stamp", f"joint_states stamp nanosec {stamp.nanosec} >= 1e9")
+    return q, qd, stamp_seconds(stamp)
+
+
+def _field(points: Sequence[Any], attr: str, n: int, perm: np.ndarray) -> np.ndarray | None:
+    """(m, n) array of one JointTrajectoryPoint field in model order; None when every point leaves it empty."""
+    lengths = np.fromiter((len(getattr(p, attr)) for p in points), dtype=np.int64, count=len(points))
+    if not lengths.any():
+        return None
+    if np.any(lengths != n):
+        k = int(np.flatnonzero(lengths != n)[0])
+        raise Refused("ragged_points", f"points[{k}].{attr} has {int(lengths[k])} values, expected {n} (or none in every point)")
+    flat = np.frombuffer(b"".join(memoryview(getattr(p, attr)).cast("B") for p in points), dtype=np.float64)
+    a = flat.reshape(len(points), n)[:, perm]
+    if not np.isfinite(a).all():
+        k = int(np.flatnonzero(~np.isfinite(a).all(axis=1))[0])
+        raise Refused("non_finite_point", f"points[{k}].{attr} contains NaN or inf")
+    return a
+
+
+def trajectory(msg: Any, joints: Sequence[str], max_points: int) -> dict[str, Any]:
+    """``trajectory_msgs/JointTrajectory`` -> times and fields (model order), header stamp (s, 0 = now).
+
+    Refuses: too many points (before any per-point work), unknown/missing/duplicate joints,
+    ragged fields, NaN/inf, times not strictly increasing, accelerations without velocities.
+    """
+    m = len(msg.points)
+    if m == 0:
+        raise Refused("empty_trajectory", "trajectory without points")
+    if m > max_points:
+        raise Refused("too_large", f"trajectory with {m} points exceeds max_trajectory_points={max_points}")
+    names = list(msg.joint_names)
+    if len(set(names)) != len(names):
+        raise Refused("duplicate_names", f"trajectory joint_names {names} has duplicates")
+    if sorted(names) != sorted(joints):
+        raise Refused("wrong_joints", f"trajectory joint_names {names[:20]} do not match the controlled joints {list(joints)}")
+    perm = np.array([names.index(j) for j in joints], dtype=int)
+    n = len(joints)
+    pts = msg.points
+    sec = np.fromiter((p.time_from_start.sec for p in pts), dtype=np.int64, count=m)
+    nsec = np.fromiter((p.time_from_start.nanosec for p in pts), dtype=np.int64, count=m)
+    if np.any(nsec >= 1_000_000_000):
+        raise Refused("bad_time", "time_from_start.nanosec >= 1e9")
+    times = sec + 1e-9 * nsec
+    if times[0] < 0 or np.any(np.diff(times) <= 0):
+        raise Refused("bad_time", "time_from_start must be >= 0 and strictly increasing")
+    pos = _field(pts, "positions", n, perm)
+    if pos is None:
+        raise Refused("no_positions", "trajectory points without positions")
+    vel = _field(pts, "velocities", n, perm)
+    acc = _field(pts, "accelerations", n, perm)
+    if acc is not None and vel is None:
+        raise Refused("ragged_points", "accelerations without velocities")
+    eff = _field(pts, "effort", n, perm)
+    stamp = msg.header.stamp
+    if stamp.nanosec >= 1_000_000_000:
+        raise Refused("bad_stamp", f"trajectory stamp nanosec {stamp.nanosec} >= 1e9")
+    return {"times": times, "positions": pos, "velocities": vel, "accelerations": acc, "effort": eff,
+            "stamp": stamp_seconds(stamp)}
