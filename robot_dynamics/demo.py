@@ -11,6 +11,7 @@ output folder.  It ends by itself.
 from __future__ import annotations
 
 import json
+import math
 import os
 import random
 import time
@@ -34,15 +35,46 @@ def _default_goals(model) -> tuple[list[float], list[list[float]]]:
     return (mid + 0.5 * span).tolist(), [(mid - 0.3 * span).tolist(), mid.tolist()]
 
 
+START_TIME = 0.5  # s of sim time: when the lockstep moves start (the arm holds its initial pose before)
+SETTLE = 0.5      # s of sim time between and after the moves
+PERIOD = 0.002    # s: control period of the simulated arm (config/robot_dynamics.yaml)
+
+
+class DemoError(RuntimeError):
+    """A phase of the demo failed or recorded nothing."""
+
+
+def _stamp(msg) -> float:
+    return msg.header.stamp.sec + 1e-9 * msg.header.stamp.nanosec
+
+
+def _concatenate(first, second, gap: float):
+    """One JointTrajectory: ``first``, a rest of ``gap`` s, then ``second`` (its points shifted)."""
+    from builtin_interfaces.msg import Duration
+    from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
+
+    def t(p) -> float:
+        return p.time_from_start.sec + 1e-9 * p.time_from_start.nanosec
+
+    shift = t(first.points[-1]) + gap
+    points = list(first.points)
+    for p in second.points:
+        ns = round((t(p) + shift) * 1e9)
+        points.append(JointTrajectoryPoint(positions=p.positions, velocities=p.velocities, accelerations=p.accelerations,
+                                           time_from_start=Duration(sec=ns // 1_000_000_000, nanosec=ns % 1_000_000_000)))
+    return JointTrajectory(joint_names=first.joint_names, points=points), shift
+
+
 def run_demo(output: str = "out/demo", robot: str = "rx90") -> int:
-    # DDS traffic stays on this machine, in a domain of the demo's own
+    # DDS traffic stays on this machine; the user's ROS_DOMAIN_ID is honoured, else one in 0-101
     os.environ["ROS_AUTOMATIC_DISCOVERY_RANGE"] = "LOCALHOST"
-    os.environ["ROS_DOMAIN_ID"] = os.environ.get("RD_DEMO_DOMAIN_ID") or str(random.randint(110, 160))
+    os.environ["ROS_DOMAIN_ID"] = (os.environ.get("RD_DEMO_DOMAIN_ID") or os.environ.get("ROS_DOMAIN_ID")
+                                   or str(random.randint(0, 101)))
     os.environ.setdefault("RMW_IMPLEMENTATION", "rmw_fastrtps_cpp")
     import rclpy
-    from sensor_msgs.msg import JointState
-    from std_srvs.srv import Trigger
-    from trajectory_msgs.msg import JointTrajectoryPoint
+    from rclpy.qos import HistoryPolicy, QoSProfile, ReliabilityPolicy
+    from std_srvs.srv import SetBool, Trigger
+    from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
     from robot_dynamics_interfaces.msg import ControllerState
     from robot_dynamics_interfaces.srv import InverseDynamics, PlanTrajectory
@@ -58,12 +90,13 @@ def run_demo(output: str = "out/demo", robot: str = "rx90") -> int:
     print(f"demo: robot {robot} ({model.dof} joints), ROS_DOMAIN_ID={os.environ['ROS_DOMAIN_ID']}, logs in {out / 'logs'}")
     print(model.table())
 
-    # phase 1, lockstep: the simulated arm advances one control period per command, so the
-    # closed loop is deterministic whatever the load of the machine
+    # phase 1, lockstep: the simulated arm advances one control period per command that answers its
+    # latest state, and every input is in place before sim time starts (the sim starts paused; both
+    # moves go to the controller as one trajectory stamped at START_TIME of sim time): the run is a
+    # deterministic function of its inputs, bit for bit, whatever the load of the machine
     nodes = _with_parameters(
         node_set(robot, "mujoco"),
-        mujoco_sim={"lockstep": True, "lockstep_timeout": 5.0},
-        # a command advances the arm: no watchdog hold on a slow cycle of a loaded machine
+        mujoco_sim={"lockstep": True, "start_paused": True},
         computed_torque_controller={"trigger": "state", "state_timeout": 1.0},
     )
     bringup = Bringup(nodes, log_dir=out / "logs" / "lockstep").start()
@@ -71,54 +104,68 @@ def run_demo(output: str = "out/demo", robot: str = "rx90") -> int:
     node = rclpy.create_node("robot_dynamics_demo")
     report: dict = {"robot": robot}
     codes: dict = {}
+    code = 0
     try:
         states: list = []
-        joint_state: dict = {}
-        node.create_subscription(ControllerState, "/computed_torque_controller/controller_state", states.append, 1000)
-        node.create_subscription(JointState, "/joint_states", lambda m: joint_state.update(msg=m), 10)
+        keep_all = QoSProfile(history=HistoryPolicy.KEEP_ALL, reliability=ReliabilityPolicy.RELIABLE)
+        node.create_subscription(ControllerState, "/computed_torque_controller/controller_state", states.append, keep_all)
+        traj_pub = node.create_publisher(JointTrajectory, "/computed_torque_controller/joint_trajectory", 10)
         plan = node.create_client(PlanTrajectory, "/trajectory_generator/plan")
         inv = node.create_client(InverseDynamics, "/dynamics_server/inverse_dynamics")
         stats = node.create_client(Trigger, "/computed_torque_controller/statistics")
-        for c in (plan, inv, stats):
+        pause = node.create_client(SetBool, "/mujoco_sim/pause")
+        for c in (plan, inv, stats, pause):
             _wait(node, lambda c=c: c.service_is_ready(), 60, f"service {c.srv_name}")
-        _wait(node, lambda: "msg" in joint_state, 30, "/joint_states")
-        _spin_for(node, 1.0)  # the controller holds the initial pose
 
-        moves = [("trapezoid", [goal]), ("quintic", via)]
-        move_reports = []
+        q0 = np.zeros(model.dof)  # mujoco_sim's initial positions
+        moves = [("trapezoid", [q0.tolist(), goal]), ("quintic", [goal, *via])]
+        planned = []
         for profile, waypoints in moves:
             req = PlanTrajectory.Request(
-                joint_names=model.joint_names,
+                joint_names=model.joint_names, profile=profile, execute=False, start_from_current=False,
                 waypoints=[JointTrajectoryPoint(positions=list(map(float, w))) for w in waypoints],
-                profile=profile, execute=True, start_from_current=True,
             )
             t0 = time.monotonic()
             resp = _call(node, plan, req)
-            for _ in range(50):  # the generator may not have seen /joint_states yet
-                if resp.success or "no current position" not in resp.message:
-                    break
-                _spin_for(node, 0.1)
-                t0 = time.monotonic()
-                resp = _call(node, plan, req)
-            latency = time.monotonic() - t0
             if not resp.success:
-                raise RuntimeError(f"plan failed: {resp.message}")
-            first = len(states)
-            print(f"demo: {profile}: {resp.message} (planned in {latency * 1e3:.1f} ms)")
-            _wait_settled(node, states, first, waypoints[-1], 0.5)
-            seg = states[first:]
+                raise DemoError(f"plan failed: {resp.message}")
+            planned.append((profile, waypoints[-1], resp, (time.monotonic() - t0) * 1e3))
+            print(f"demo: {profile}: {resp.message} (planned in {planned[-1][3]:.1f} ms)")
+        both, shift = _concatenate(planned[0][2].trajectory, planned[1][2].trajectory, SETTLE)
+        ns = round(START_TIME * 1e9)
+        both.header.stamp.sec, both.header.stamp.nanosec = ns // 1_000_000_000, ns % 1_000_000_000
+        _wait(node, lambda: traj_pub.get_subscription_count() > 0, 30, "the controller's trajectory topic")
+        traj_pub.publish(both)
+        _wait(node, lambda: any(s.trajectories_accepted for s in states), 30, "the controller accepting the moves")
+        end_time = START_TIME + shift + planned[1][2].duration + SETTLE
+        if not _call(node, pause, SetBool.Request(data=False)).success:
+            raise DemoError("the simulated arm did not start")
+        _wait(node, lambda: states and _stamp(states[-1]) >= end_time, 300, "the end of the moves")
+
+        cycles = [s for s in states if len(s.output.effort)]  # one per control cycle (not the mode notices)
+        windows = [(START_TIME, START_TIME + shift), (START_TIME + shift, end_time)]
+        move_reports = []
+        for (profile, target, resp, latency), (w0, w1) in zip(planned, windows, strict=True):
+            seg = [s for s in cycles if w0 <= _stamp(s) < w1 - 1e-9]
+            expected = math.floor((w1 - 1e-9) / PERIOD) - math.ceil((w0 - 1e-9) / PERIOD) + 1  # cycles in [w0, w1)
+            if not seg:
+                raise DemoError(f"{profile}: the controller recorded no cycle in [{w0:.3f}, {w1:.3f}] s of sim time")
             err = np.array([s.error.positions for s in seg])
-            final = np.abs(np.array(seg[-1].feedback.positions) - np.array(waypoints[-1], float)).max()
+            final = np.abs(np.array(seg[-1].feedback.positions) - np.array(target, float)).max()
             move_reports.append({
                 "profile": profile,
                 "duration_s": resp.duration,
                 "samples": len(seg),
+                "samples_expected": expected,
                 "max_tracking_error_rad": float(np.abs(err).max()),
                 "rms_tracking_error_rad": float(np.sqrt((err**2).mean())),
                 "final_error_rad": float(final),
-                "plan_latency_ms": latency * 1e3,
+                "plan_latency_ms": latency,
             })
+            if len(seg) != expected:
+                print(f"demo: warning: {profile}: {len(seg)} cycles recorded, {expected} expected (lost messages)")
         report["moves"] = move_reports
+        states = cycles
 
         # service latency: inverse dynamics for 1 and 1000 points
         rng = np.random.default_rng(0)
@@ -132,7 +179,7 @@ def run_demo(output: str = "out/demo", robot: str = "rx90") -> int:
                 r = _call(node, inv, InverseDynamics.Request(joint_names=model.joint_names, points=pts))
                 times.append(time.monotonic() - t0)
                 if not r.success:
-                    raise RuntimeError(f"inverse dynamics failed: {r.message}")
+                    raise DemoError(f"inverse dynamics failed: {r.message}")
             lat[f"inverse_dynamics_{npts}_points_ms"] = float(np.median(times) * 1e3)
         report["service_latency"] = lat
         report["lockstep_loop"] = json.loads(_call(node, stats, Trigger.Request()).message)
@@ -142,7 +189,7 @@ def run_demo(output: str = "out/demo", robot: str = "rx90") -> int:
         # phase 2, real time: the arm runs at wall-clock speed and the controller on its own
         # 500 Hz timer, as on a real arm; measure its rate and period jitter while it holds a pose
         nodes = _with_parameters(
-            node_set(robot, "mujoco", use_sim_time=False),
+            node_set(robot, "mujoco"),
             mujoco_sim={"lockstep": False},
             computed_torque_controller={"trigger": "timer", "state_publish_divider": 10},
         )
@@ -151,16 +198,22 @@ def run_demo(output: str = "out/demo", robot: str = "rx90") -> int:
         _wait(node, lambda: stats.service_is_ready(), 60, "controller statistics")
         _spin_for(node, 4.0)
         report["realtime_loop"] = json.loads(_call(node, stats, Trigger.Request()).message)
+        if not report["realtime_loop"].get("cycles"):
+            raise DemoError("the real-time phase recorded no control cycle")
+    except (DemoError, TimeoutError) as exc:
+        print(f"demo: error: {exc}", flush=True)
+        code = 1
     finally:
         node.destroy_node()
         rclpy.try_shutdown()
         codes.update({f"{k} (realtime)" if k in codes else k: v for k, v in bringup.stop().items()})
     report["node_exit_codes"] = codes
     report["wall_time_s"] = time.monotonic() - t_start
+    report["ok"] = code == 0
     (out / "report.json").write_text(json.dumps(report, indent=2))
     _print_report(report, out)
     bad = {k: v for k, v in codes.items() if v not in (0, None)}
-    return 1 if bad else 0
+    return 1 if bad or code else 0
 
 
 def _with_parameters(nodes, **overrides):
@@ -168,21 +221,6 @@ def _with_parameters(nodes, **overrides):
     for n in nodes:
         n.parameters.update(overrides.get(n.name, {}))
     return nodes
-
-
-def _wait_settled(node, states, first: int, goal, settle: float, timeout: float = 120.0) -> None:
-    """Spin until the controller's reference has reached ``goal`` and ``settle`` s of sim time passed since."""
-
-    def stamp(s):
-        return s.header.stamp.sec + 1e-9 * s.header.stamp.nanosec
-
-    def done():
-        for k in range(first, len(states)):
-            if np.allclose(states[k].reference.positions, goal, atol=1e-12, rtol=0):
-                return stamp(states[-1]) - stamp(states[k]) >= settle
-        return False
-
-    _wait(node, done, timeout, "the end of the move")
 
 
 def _spin_for(node, seconds: float) -> None:

@@ -343,13 +343,15 @@ class RobotModel:
         *,
         rotor_inertia: dict[str, float] | None = None,
         acceleration_limits: dict[str, float] | None = None,
+        text_only: bool = False,
     ) -> RobotModel:
-        """Exact URDF -> MDH conversion; ``source`` is a path or an XML string."""
+        """Exact URDF -> MDH conversion; ``source`` is a path or an XML string
+        (``text_only=True``: XML text only, a path is refused without touching the file system)."""
         from .urdf_conversion import model_from_urdf
 
         return model_from_urdf(
             source, base_link=base_link, tip_link=tip_link,
-            rotor_inertia=rotor_inertia, acceleration_limits=acceleration_limits,
+            rotor_inertia=rotor_inertia, acceleration_limits=acceleration_limits, text_only=text_only,
         )
 
     # ------------------------------------- geometric models (issue 3, geometric_model.py)

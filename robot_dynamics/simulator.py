@@ -293,14 +293,35 @@ class MujocoArm:
     def time(self) -> float:
         return float(self.mj_data.time)
 
-    def reset(self, q: Any, qd: Any = None) -> None:
-        """Set the state (URDF coordinates), zero time and control."""
+    def reset(self, q: Any, qd: Any = None, *, time: float = 0.0) -> None:
+        """Set the state (URDF coordinates) and the time (default 0), zero control."""
         q = self._vec(q, "q")
         qd = np.zeros(self.dof) if qd is None else self._vec(qd, "qd")
+        if not np.isfinite(time):
+            raise ValueError("time must be finite")
         mujoco.mj_resetData(self.mj_model, self.mj_data)
         self.mj_data.qpos[:] = q
         self.mj_data.qvel[:] = qd
+        self.mj_data.time = float(time)
         mujoco.mj_forward(self.mj_model, self.mj_data)
+
+    def hold(self, n_steps: int = 1) -> None:
+        """Holding brake for ``n_steps`` steps: the position is kept exactly, the velocity is zero, the
+        control is zero; only time advances (by the same increments as :meth:`step`)."""
+        if int(n_steps) < 1:
+            raise ValueError("n_steps must be >= 1")
+        d = self.mj_data
+        d.qvel[:] = 0.0
+        d.ctrl[:] = 0.0
+        d.qfrc_applied[:] = 0.0
+        for _ in range(int(n_steps)):
+            d.time += self.mj_model.opt.timestep
+        mujoco.mj_forward(self.mj_model, d)
+
+    def holding_effort(self) -> np.ndarray:
+        """Joint efforts that keep the arm still at its current position (q̇ = q̈ = 0: gravity), i.e. what a
+        holding brake exerts."""
+        return self.inverse_dynamics(self.mj_data.qpos, np.zeros(self.dof), np.zeros(self.dof))
 
     def step(self, tau: Any, n_steps: int = 1) -> None:
         """Apply joint efforts ``tau`` (held constant, clipped to the effort limits) for ``n_steps`` steps.

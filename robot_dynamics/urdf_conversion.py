@@ -189,7 +189,19 @@ def _check_origin(elem: ET.Element, what: str) -> None:
         _floats(o.get("rpy"), 3, f"{what} origin rpy")
 
 
-def _read_source(source: Any) -> str:
+TEXT_ONLY_MESSAGE = "the URDF must be XML text starting with '<' (file paths are not accepted here)"
+
+
+def _read_source(source: Any, text_only: bool = False) -> str:
+    """URDF text of ``source`` (XML text, or a path unless ``text_only``).
+
+    With ``text_only`` anything that is not XML text is refused with one fixed message that never
+    depends on the file system (no file-existence oracle for requests and topics).
+    """
+    if text_only:
+        if not isinstance(source, str) or not source.lstrip().startswith("<"):
+            raise ValueError(TEXT_ONLY_MESSAGE)
+        return source
     if isinstance(source, os.PathLike):
         source = os.fspath(source)
     if not isinstance(source, str):
@@ -331,9 +343,11 @@ def _joint(j: Any) -> URDFJoint:
     return jt
 
 
-def parse_urdf(source: Any) -> URDFTree:
-    """Parse URDF text or file (urdf_parser_py) into a checked kinematic tree (ValueError on malformed input)."""
-    root = _prevalidated_xml(_read_source(source))
+def parse_urdf(source: Any, *, text_only: bool = False) -> URDFTree:
+    """Parse URDF text or file (urdf_parser_py) into a checked kinematic tree (ValueError on malformed input).
+
+    ``text_only=True``: ``source`` must be XML text, a path is refused (see :func:`_read_source`)."""
+    root = _prevalidated_xml(_read_source(source, text_only=text_only))
     with _quiet_urdf_parser_py():
         try:
             robot = URDF.from_xml(root, xml_core.Path("robot", tree=ET.ElementTree(root)))
@@ -581,13 +595,15 @@ def model_from_urdf(
     *,
     rotor_inertia: dict[str, float] | None = None,
     acceleration_limits: dict[str, float] | None = None,
+    text_only: bool = False,
 ) -> RobotModel:
     """Build the exact MDH :class:`RobotModel` of the serial chain ``base_link`` -> ``tip_link``.
 
     ``source`` is a path or URDF XML text.  Defaults: ``base_link`` = the URDF root,
-    ``tip_link`` = the unique leaf reached through moving joints.
+    ``tip_link`` = the unique leaf reached through moving joints.  ``text_only=True`` (what a
+    node uses for text from requests and topics) refuses anything but XML text, never opening a file.
     """
-    tree = parse_urdf(source)
+    tree = parse_urdf(source, text_only=text_only)
     base = base_link or tree.root
     if base not in tree.links:
         raise ValueError(f"unknown base link {base!r}; links: {sorted(tree.links)}")

@@ -13,6 +13,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from robot_dynamics.ros.bringup import die_with_parent
+
 _CHILDREN: list[subprocess.Popen] = []
 
 
@@ -43,9 +45,13 @@ def stop_process(proc: subprocess.Popen, timeout: float = 8.0) -> int | None:
 
 
 def start_process(cmd: Sequence[str], log: Path) -> subprocess.Popen:
-    """Start ``cmd`` in its own session (so the whole group can be signalled), output to ``log``."""
+    """Start ``cmd`` in its own session (so the whole group can be signalled), output to ``log``.
+
+    The child gets SIGTERM when the test process dies, even by SIGKILL (``PR_SET_PDEATHSIG``).
+    """
     fh = open(log, "w")  # noqa: SIM115 - closed with the process
-    proc = subprocess.Popen(list(cmd), stdout=fh, stderr=subprocess.STDOUT, start_new_session=True, env=os.environ.copy())
+    proc = subprocess.Popen(list(cmd), stdout=fh, stderr=subprocess.STDOUT, start_new_session=True, env=os.environ.copy(),
+                            preexec_fn=die_with_parent())
     _CHILDREN.append(proc)
     return proc
 

@@ -60,7 +60,7 @@ def stack(tmp_path_factory):
     # (loaded) machine: the state timeout is long compared to a cycle
     for n in nodes:
         if n.name == "mujoco_sim":
-            n.parameters.update(lockstep=True, lockstep_timeout=5.0)
+            n.parameters.update(lockstep=True, lockstep_timeout=0.5)
         if n.name == "computed_torque_controller":
             n.parameters.update(trigger="state", state_timeout=STATE_TIMEOUT)
     log_dir = tmp_path_factory.mktemp("stack")

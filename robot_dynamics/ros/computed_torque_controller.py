@@ -206,7 +206,9 @@ class ComputedTorqueControllerNode(Node):
         self.model_worker = LatestWorker(self._build_model, "model_build")
         topic = f"/{self.get_parameter('effort_controller').value}/commands"
         self.cmd_pub = self.create_publisher(Float64MultiArray, topic, 10)
-        self.state_pub = self.create_publisher(ControllerState, "~/controller_state", 100)
+        # lockstep: one state per cycle, deep enough that a recorder never loses one
+        self.state_pub = self.create_publisher(ControllerState, "~/controller_state",
+                                               1000 if self.trigger == "state" else 100)
         self.state_msg = ControllerState(law=self.law)
         # sensor-data QoS keeps only the latest sample; state-triggered (lockstep) control must see every state
         state_qos = qos_profile_sensor_data if self.trigger == "timer" else 10
@@ -295,7 +297,6 @@ class ComputedTorqueControllerNode(Node):
                 self.refusals.refuse("old_stamp", f"trajectory ended {now - t0 - traj.duration:.3f} s before it was taken")
                 return
             self.trajectory, self.trajectory_t0 = traj, t0
-            self.trajectories_accepted += 1
             start = "now" if t0 <= now else f"in {t0 - now:.3f} s"
             self._transition(TRACKING, f"trajectory of {points} points, {traj.duration:.3f} s (degree {traj.degree}), "
                                        f"starts {start}")
@@ -401,6 +402,7 @@ class ComputedTorqueControllerNode(Node):
                                            f"beyond its limit {ctx.effort[j]:.6g}")
         stamp = data["stamp"]
         self._pending_traj = (traj, stamp if stamp > 0 else None, len(msg.points))
+        self.trajectories_accepted += 1  # checked and queued: the next cycle adopts it
 
     def on_statistics(self, request: Trigger.Request, response: Trigger.Response) -> Trigger.Response:
         summary = self.stats.summary(self.period)
@@ -420,9 +422,9 @@ class ComputedTorqueControllerNode(Node):
         return self.now()
 
     def _hold_here(self, reason: str) -> None:
-        """Drop the trajectory and hold the measured position (law state reset)."""
+        """Drop the running trajectory and hold the measured position (law state reset).  A trajectory
+        checked but not yet adopted stays queued: its start is judged on the new time base."""
         self.trajectory = None
-        self._pending_traj = None
         if self.q is not None:
             self.hold = self.q.copy()
         if self.ctx is not None:
@@ -518,7 +520,7 @@ class ComputedTorqueControllerNode(Node):
     def _publish_state(self, now: float | None, q_ref=None, qd_ref=None, qdd_ref=None, tau=None) -> None:
         m = self.state_msg
         self.mode_wall = time.monotonic()
-        m.header.stamp = Time(nanoseconds=round((self.now() if now is None else now) * 1e9)).to_msg()
+        m.header.stamp = Time(nanoseconds=round((self.control_time() if now is None else now) * 1e9)).to_msg()
         m.mode, m.mode_reason = self.mode, self.mode_reason
         m.stale_state = self.mode == STALE
         m.trajectories_accepted = self.trajectories_accepted

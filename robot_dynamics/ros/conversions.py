@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import math
+from array import array
 from collections.abc import Sequence
+from operator import attrgetter
+from typing import Any
 
 import numpy as np
 from geometry_msgs.msg import Transform
@@ -12,6 +15,7 @@ from robot_dynamics_interfaces.msg import MDHJoint as MDHJointMsg
 from robot_dynamics_interfaces.msg import MDHModel
 
 from ..robot_model import RobotModel
+from .runtime import Refused
 
 
 def transform_to_msg(t: np.ndarray) -> Transform:
@@ -50,32 +54,87 @@ def model_to_msg(model: RobotModel) -> MDHModel:
     return msg
 
 
+def short(value: Any, limit: int = 60) -> str:
+    """``repr`` of a user-supplied value cut to ``limit`` characters: a message never echoes megabytes."""
+    text = repr(value[: limit + 1] if isinstance(value, (str, list, tuple)) else value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
 class JointOrder:
-    """Map between a request's joint order and the model's order, by name."""
+    """Map between a request's joint order and the model's order, by name.
+
+    Refuses (:class:`~robot_dynamics.ros.runtime.Refused`, cause ``joint_names``) unknown,
+    duplicate and missing names; the count is checked before any per-name work."""
 
     def __init__(self, model_names: Sequence[str], names: Sequence[str]) -> None:
-        names = list(names) or list(model_names)
-        unknown = [n for n in names if n not in model_names]
+        model_names = list(model_names)
+        if len(names) > 2 * len(model_names) + 8:  # cheap first: never a per-name pass over a huge list
+            raise Refused("joint_names", f"joint_names has {len(names)} names; the model has {len(model_names)} joints {model_names}")
+        names = list(names) or model_names
+        known = set(model_names)
+        unknown = [n for n in names if n not in known]
         if unknown:
-            raise ValueError(f"unknown joint name(s) {unknown}; the model has {list(model_names)}")
-        if len(set(names)) != len(names):
-            raise ValueError(f"duplicate joint names in {names}")
-        missing = [n for n in model_names if n not in names]
+            raise Refused("joint_names", f"unknown joint name(s) {short(unknown, 200)}; the model has {model_names}")
+        given = set(names)
+        if len(given) != len(names):
+            raise Refused("joint_names", f"duplicate joint names in {names}")
+        missing = [n for n in model_names if n not in given]
         if missing:
-            raise ValueError(f"joint name(s) {missing} missing from the request")
+            raise Refused("joint_names", f"joint name(s) {missing} missing from the request")
         self.names = names
-        # model[i] = request[perm[i]]
+        # model[i] = request[to_model[i]]
         self.to_model = np.array([names.index(n) for n in model_names], dtype=int)
         self.to_request = np.argsort(self.to_model)
 
     def model_vector(self, values: Sequence[float], what: str, n: int) -> np.ndarray:
-        """A request-ordered vector -> model order, with a clear error on length or NaN."""
+        """A request-ordered vector -> model order; refuses a wrong length (before converting) or NaN/inf."""
+        if len(values) != n:
+            raise Refused("ragged", f"{what} has {len(values)} value(s), expected {n}")
         a = np.asarray(values, dtype=float)
-        if a.shape != (n,):
-            raise ValueError(f"{what} has {a.size} value(s), expected {n}")
         if not np.all(np.isfinite(a)):
-            raise ValueError(f"{what} contains NaN or inf")
+            raise Refused("non_finite", f"{what} contains NaN or inf")
         return a[self.to_model]
+
+    def points_field(self, points: Sequence[Any], attr: str, n: int, optional: bool) -> np.ndarray:
+        """(m, n) array, model order, of one ``JointTrajectoryPoint`` field over ``points``.
+
+        One array conversion for the whole field (no per-point NumPy work).  Every row must have
+        ``n`` values; with ``optional`` a row may also be empty (zeros).  Refuses ragged rows
+        (cause ``ragged``) and NaN/inf (cause ``non_finite``), naming the first bad point."""
+        m = len(points)
+        rows = list(map(attrgetter(attr), points))
+        lengths = np.fromiter(map(len, rows), dtype=np.int64, count=m)
+        full = lengths == n
+        if not full.all():
+            bad = ~full & (lengths != 0) if optional else ~full
+            if bad.any():
+                k = int(np.flatnonzero(bad)[0])
+                expected = f"{n} (or none)" if optional else str(n)
+                raise Refused("ragged", f"points[{k}].{attr} has {int(lengths[k])} value(s), expected {expected}")
+        try:
+            flat = np.frombuffer(b"".join(rows), dtype=np.float64)
+        except (TypeError, ValueError):  # not array.array('d') (built in Python): the slow, general path
+            flat = np.asarray([v for r in rows for v in r], dtype=float)
+        if full.all():
+            a = flat.reshape(m, n)
+        else:
+            a = np.zeros((m, n))
+            a[full] = flat.reshape(-1, n)
+        finite = np.isfinite(a).all(axis=1)
+        if not finite.all():
+            k = int(np.flatnonzero(~finite)[0])
+            raise Refused("non_finite", f"points[{k}].{attr} contains NaN or inf")
+        return a[:, self.to_model]
+
+
+def float_rows(values: np.ndarray) -> list[array]:
+    """(m, n) float array -> m ``array('d')`` rows: what a message's float64[] field takes without
+    per-value checks (the generated setters accept ``array('d')`` as is)."""
+    values = np.ascontiguousarray(values, dtype=np.float64)
+    m, n = values.shape
+    buf = values.tobytes()
+    w = 8 * n
+    return [array("d", buf[k * w : (k + 1) * w]) for k in range(m)]
 
 
 def finite_or_zero(x: float) -> float:

@@ -1,157 +1,478 @@
-"""Node ``mujoco_sim``: a MuJoCo-simulated arm with the topic interface of ros2_control.
+"""Node ``mujoco_sim``: a MuJoCo-simulated arm with the topic interface of ros2_control and the safety of a drive.
 
-* publishes ``/joint_states`` (``sensor_msgs/JointState``, reliable, depth 10, like
-  joint_state_broadcaster: name, position, velocity, effort) and ``/clock`` (sim time);
-* takes efforts from ``/<effort_controller>/commands`` (``std_msgs/Float64MultiArray``,
-  ``joints`` order, like ForwardCommandController: a message with a non-finite value is
-  dropped, a length mismatch is an error);
-* ``lockstep: true`` advances exactly one ``control_period`` per command, so closed-loop
-  runs are deterministic under load (time does not start before the first command; if
-  commands stop for ``lockstep_timeout`` wall seconds, it advances with the last command);
-  ``lockstep: false`` runs in real time (``real_time_factor``) with a zero-order hold;
-* serves ``~/pause`` (``std_srvs/SetBool``): stop stepping and publishing (to test stale states).
+Interface
+* publishes ``joint_states`` (``sensor_msgs/JointState``, reliable, depth 10, like joint_state_broadcaster:
+  name, position, velocity, effort = the *applied* effort, see below) and ``/clock`` (sim time);
+* takes efforts from ``<effort_controller>/commands`` (``std_msgs/Float64MultiArray``, ``joints`` order, like
+  ForwardCommandController);
+* publishes ``~/drive_state`` (``std_msgs/String``, reliable, depth 1, transient local) on every transition:
+  ``braked: waiting for the first command``, ``running``, ``braked: command timeout``, ``zero torque: command
+  timeout``, ``damped: command timeout``, ``braked: fault: simulation diverged (call ~/reset)``;
+* serves ``~/pause`` (``std_srvs/SetBool``: stop stepping and publishing, to test stale states), ``~/reset``
+  (``std_srvs/Trigger``: a sim restart, see below) and ``~/statistics`` (``std_srvs/Trigger``: JSON counters of
+  commands received, applied, clipped, refused by cause, ignored by reason, drive transitions).
+
+The drive (both modes)
+* **Holding brake until a controller takes over**: from start-up (and after ``~/reset``) the arm is braked (position
+  kept exactly, velocity 0, :meth:`~robot_dynamics.simulator.MujocoArm.hold`) until the first valid command.
+* **Command validation at the boundary**: a command of the wrong length or with a non-finite value is refused (logged
+  with its cause, rate-limited, counted) and does not count as a command (it neither releases the brake nor feeds the
+  watchdog); a valid command is clipped to the URDF effort limits, as a drive saturates (counted, logged rate-limited).
+* **Watchdog** (real-time mode): if no valid command arrived for ``command_timeout`` s of steady (wall) clock
+  (default 0.05 s = 25 periods at 500 Hz; 0 disables it), the drive applies ``timeout_behavior``: ``brake`` (default:
+  holding brake), ``zero`` (zero torque: the arm falls) or ``damp`` (effort ``-timeout_damping * q̇`` per simulation
+  step, clipped to the effort limits).  The timeout is confirmed on two successive periods, so that a command already
+  queued behind the sim's own timer is taken first; the stop latency is at most ``command_timeout`` + 2 periods of
+  the sim's timer.  A valid command releases the brake (the controller takes over again).
+* **Applied effort** in ``joint_states``: the clipped command while running; while braked, the effort the brake
+  exerts (gravity at the held position, the motor being off); 0 under ``zero``; the damping effort under ``damp``.
+* **Fault**: if MuJoCo flags a diverging state, the pre-step state is restored and braked, latched until ``~/reset``.
+* Every transition is logged with its cause and published on ``~/drive_state``.
+
+Time
+* ``lockstep: false``: real time (``real_time_factor``) on a wall-clock timer, zero-order hold of the latest command;
+  time (``/clock`` and the state stamps) advances and states are published every period, braked or not.
+* ``lockstep: true`` (:mod:`robot_dynamics.ros.lockstep`): the arm advances exactly one ``control_period`` per
+  command that answers its latest state (label ``state_stamp_ns=<stamp>``) or per unlabelled command; labelled answers
+  to other stamps (late, duplicate) and ``hold`` commands are ignored (counted).  Time never advances without an
+  answer: the arm is frozen, which is safe, so the watchdog does not apply.  While waiting, the latest state is
+  republished unchanged (same stamp, same noise sample) every ``lockstep_timeout`` wall seconds (every 0.1 s before
+  the first command, for late joiners), so a controller that lost a message can answer again.  The sequence of states
+  is a deterministic function of the commands.
+* ``~/reset``: arm back to ``initial_positions`` at rest, sim time 0 (the stamps jump back), measurement noise
+  reseeded (a reset run repeats a fresh start), brake engaged until the next command.
 """
 
 from __future__ import annotations
 
+import json
+import threading
 import time
+from collections import Counter
+from typing import Any
 
 import numpy as np
+from builtin_interfaces.msg import Time
+from rcl_interfaces.msg import FloatingPointRange, ParameterDescriptor, SetParametersResult
 from rclpy.node import Node
+from rclpy.parameter import Parameter
+from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from rosgraph_msgs.msg import Clock
 from sensor_msgs.msg import JointState
-from std_msgs.msg import Float64MultiArray
-from std_srvs.srv import SetBool
+from std_msgs.msg import Float64MultiArray, String
+from std_srvs.srv import SetBool, Trigger
 
 from ..robot_model import RobotModel
-from ..simulator import MujocoArm, perturbed
+from ..simulator import MujocoArm, PlantDiverged, perturbed
+from . import lockstep as protocol
 from .description import RobotDescription
-from .runtime import run_node
+from .runtime import Refusals, Refused, guarded, run_node
+
+DRIVE_QOS = QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL, reliability=ReliabilityPolicy.RELIABLE)
+BEHAVIORS = ("brake", "zero", "damp")
+FIRST_REPUBLISH = 0.1  # s wall: republish period before the first command in lockstep
+LOCKSTEP_TICK = 0.02  # s wall: how often lockstep checks whether to republish
+
+# drive modes and what ~/drive_state says in each
+BRAKED, RUNNING, ZERO, DAMPED, FAULT = "braked", "running", "zero torque", "damped", "fault"
+WAITING = "waiting for the first command"
+TIMEOUT = "command timeout"
+DIVERGED = "simulation diverged (call ~/reset)"
+_ON_TIMEOUT = {"brake": BRAKED, "zero": ZERO, "damp": DAMPED}
+
+
+def _number(name: str, value: Any, lo: float, hi: float = np.inf, *, open_lo: bool = False) -> float:
+    """A finite number (int or float, not bool) in [lo, hi] ((lo, hi] if ``open_lo``), else ValueError."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise ValueError(f"{name} must be a number, got {value!r}")
+    v = float(value)
+    if not np.isfinite(v) or v < lo or v > hi or (open_lo and v == lo):
+        bounds = f"{'(' if open_lo else '['}{lo}, {hi}]"
+        raise ValueError(f"{name} must be in {bounds}, got {value!r}")
+    return v
+
+
+def _stamp(t: float) -> Time:
+    ns = round(t * 1e9)
+    return Time(sec=ns // 1_000_000_000, nanosec=ns % 1_000_000_000)
+
+
+class _Notices:
+    """Rate-limited warnings by key, with counters (for events that are not refusals: clipping)."""
+
+    def __init__(self, node: Node, period: float = 5.0) -> None:
+        self.node = node
+        self.period = period
+        self.counts: Counter[str] = Counter()
+        self._last: dict[str, float] = {}
+
+    def notice(self, key: str, text: str) -> None:
+        self.counts[key] += 1
+        now = time.monotonic()
+        if now - self._last.get(key, -np.inf) >= self.period:
+            self._last[key] = now
+            n = self.counts[key]
+            self.node.get_logger().warning(f"{text}{f' ({n} so far)' if n > 1 else ''}")
 
 
 class MujocoSim(Node):
     def __init__(self) -> None:
         super().__init__("mujoco_sim")
-        dp = self.declare_parameter
-        dp("control_period", 0.002)
-        dp("timestep", 0.001)
-        dp("lockstep", False)
-        dp("lockstep_timeout", 0.5)
-        dp("real_time_factor", 1.0)
-        dp("effort_controller", "effort_controller")
-        dp("joints", [""])
-        dp("initial_positions", [0.0])
-        dp("model_error", 0.0)
-        dp("noise_q", 0.0)
-        dp("seed", 0)
-        dp("publish_clock", True)
-        self.period = float(self.get_parameter("control_period").value)
-        self.timestep = float(self.get_parameter("timestep").value)
+        self.refusals = Refusals(self)
+        self.notices = _Notices(self)
+        self.counts: Counter[str] = Counter()
+        self.lock = threading.Lock()
+        self._declare_parameters()
+        gp = self.get_parameter
+        self.period = _number("control_period", gp("control_period").value, 0.0, 10.0, open_lo=True)
+        self.timestep = _number("timestep", gp("timestep").value, 0.0, 1.0, open_lo=True)
         self.substeps = max(1, round(self.period / self.timestep))
         if abs(self.substeps * self.timestep - self.period) > 1e-12:
             raise ValueError("control_period must be a multiple of timestep")
-        self.lockstep = bool(self.get_parameter("lockstep").value)
-        self.paused = False
+        self.rtf = _number("real_time_factor", gp("real_time_factor").value, 0.0, 1000.0, open_lo=True)
+        self.model_error = _number("model_error", gp("model_error").value, 0.0, 0.99)
+        self.noise_q = _number("noise_q", gp("noise_q").value, 0.0, 1e3)
+        self.seed = int(gp("seed").value)
+        self.lockstep = bool(gp("lockstep").value)
+        self.command_timeout = _number("command_timeout", gp("command_timeout").value, 0.0, 3600.0)
+        self.timeout_damping = _number("timeout_damping", gp("timeout_damping").value, 0.0, 1e6)
+        self.lockstep_timeout = _number("lockstep_timeout", gp("lockstep_timeout").value, 0.0, 3600.0, open_lo=True)
+        self.timeout_behavior = str(gp("timeout_behavior").value)
+        if self.timeout_behavior not in BEHAVIORS:
+            raise ValueError(f"timeout_behavior must be one of {BEHAVIORS}, got {self.timeout_behavior!r}")
+
+        self.paused = bool(self.get_parameter("start_paused").value)
         self.arm: MujocoArm | None = None
-        self.command: np.ndarray | None = None
-        self.started = False
-        self.last_command_wall = time.monotonic()
+        self.model: RobotModel | None = None
+        self.command = np.zeros(0)
+        self.hold_effort = np.zeros(0)
+        self.mode, self.reason = BRAKED, "no robot model yet"
+        self.transitions = 0
+        self.last_valid_wall = -np.inf
+        self.overdue = False
+        self.last_publish_wall = -np.inf
+        self.latest_stamp_ns = -1
         self.steps = 0
-        self.state_pub = self.create_publisher(JointState, "/joint_states", 10)
-        self.clock_pub = self.create_publisher(Clock, "/clock", 10) if self.get_parameter("publish_clock").value else None
-        topic = f"/{self.get_parameter('effort_controller').value}/commands"
+        self.msg = JointState()
+        self.clock_msg = Clock()
+
+        self.drive_pub = self.create_publisher(String, "~/drive_state", DRIVE_QOS)
+        self.state_pub = self.create_publisher(JointState, "joint_states", 10)
+        self.clock_pub = self.create_publisher(Clock, "/clock", 10) if gp("publish_clock").value else None
+        topic = f"{gp('effort_controller').value}/commands"
         self.create_subscription(Float64MultiArray, topic, self.on_command, 10)
         self.create_service(SetBool, "~/pause", self.on_pause)
+        self.create_service(Trigger, "~/reset", self.on_reset)
+        self.create_service(Trigger, "~/statistics", self.on_statistics)
+        self._publish_drive_state()
         self.description = RobotDescription(self, self._on_model)
-        rtf = float(self.get_parameter("real_time_factor").value)
-        wall_period = self.period / rtf if not self.lockstep else 0.1
-        # the sim's own timers run on the wall clock; it is the source of /clock
-        self.timer = self.create_timer(wall_period, self.on_timer)
+        if self.lockstep:
+            self.timer = self.create_timer(LOCKSTEP_TICK, self.on_lockstep_timer)
+        else:
+            self.timer = self.create_timer(self.period / self.rtf, self.on_timer)
+        self.add_on_set_parameters_callback(self._on_set_parameters)
         self.get_logger().info(
             f"{'lockstep' if self.lockstep else 'real time'}: control period {self.period * 1e3:.1f} ms, "
-            f"{self.substeps} x {self.timestep * 1e3:.2f} ms steps; commands on {topic}"
+            f"{self.substeps} x {self.timestep * 1e3:.2f} ms steps; commands on {self.resolve_topic_name(topic)}; "
+            f"watchdog {self._watchdog_text()}"
         )
 
+    # ------------------------------------------------------------------ parameters
+    def _declare_parameters(self) -> None:
+        def num(name: str, default: float, text: str, lo: float, hi: float, read_only: bool = True) -> None:
+            self.declare_parameter(name, default, ParameterDescriptor(
+                description=text, read_only=read_only, dynamic_typing=True,
+                floating_point_range=[FloatingPointRange(from_value=lo, to_value=hi)]))
+
+        def other(name: str, default: Any, text: str, read_only: bool = True, dynamic: bool = False) -> None:
+            self.declare_parameter(name, default, ParameterDescriptor(
+                description=text, read_only=read_only, dynamic_typing=dynamic))
+
+        num("control_period", 0.002, "s of sim time per command / per real-time tick", 0.0, 10.0)
+        num("timestep", 0.001, "MuJoCo step (s); control_period must be a multiple of it", 0.0, 1.0)
+        other("lockstep", False, "advance one control period per answering command (deterministic runs)")
+        num("lockstep_timeout", 0.5, "lockstep: republish period (wall s) of the latest state while no answer comes",
+            0.0, 3600.0, read_only=False)
+        num("command_timeout", 0.05, "real time: watchdog (steady-clock s) without a valid command; 0 disables it",
+            0.0, 3600.0, read_only=False)
+        other("timeout_behavior", "brake", "on command timeout: brake (hold the position) | zero (zero torque, the arm "
+              "falls) | damp (effort -timeout_damping * qd)", read_only=False)
+        num("timeout_damping", 10.0, "N m s/rad (N s/m) of timeout_behavior damp", 0.0, 1e6, read_only=False)
+        num("real_time_factor", 1.0, "sim time per wall time in real-time mode", 0.0, 1000.0)
+        other("effort_controller", "effort_controller", "commands come on <effort_controller>/commands")
+        other("joints", None, "joint order of the commands (default: the URDF chain order)", dynamic=True)
+        other("initial_positions", None, "start (and ~/reset) positions, URDF chain order (default: zeros)",
+              dynamic=True)
+        num("model_error", 0.0, "relative error of the simulated plant's inertial parameters", 0.0, 0.99)
+        num("noise_q", 0.0, "standard deviation of the position measurement noise (rad or m)", 0.0, 1e3)
+        self.declare_parameter("seed", 0, ParameterDescriptor(description="seed of the plant error and the noise",
+                                                              read_only=True))
+        other("publish_clock", True, "publish /clock (the sim is the time source)")
+        other("start_paused", False, "start paused (no stepping, no publishing) until ~/pause false: a run whose "
+              "inputs are all in place before sim time starts is deterministic (the demo's lockstep phase)")
+
+    def _on_set_parameters(self, params: list[Parameter]) -> SetParametersResult:
+        updates: dict[str, Any] = {}
+        try:
+            for p in params:
+                if p.name == "command_timeout":
+                    updates[p.name] = _number(p.name, p.value, 0.0, 3600.0)
+                elif p.name == "timeout_damping":
+                    updates[p.name] = _number(p.name, p.value, 0.0, 1e6)
+                elif p.name == "lockstep_timeout":
+                    updates[p.name] = _number(p.name, p.value, 0.0, 3600.0, open_lo=True)
+                elif p.name == "timeout_behavior":
+                    if p.value not in BEHAVIORS:
+                        raise ValueError(f"timeout_behavior must be one of {BEHAVIORS}, got {p.value!r}")
+                    updates[p.name] = str(p.value)
+        except ValueError as exc:
+            return SetParametersResult(successful=False, reason=str(exc))
+        with self.lock:
+            for name, value in updates.items():
+                setattr(self, name, value)
+        if updates:
+            self.get_logger().info(f"parameters set: {updates}; watchdog {self._watchdog_text()}")
+        return SetParametersResult(successful=True)
+
+    def _watchdog_text(self) -> str:
+        if self.lockstep:
+            return "off in lockstep (no answer, no motion)"
+        if self.command_timeout <= 0:
+            return "disabled (command_timeout 0)"
+        return f"{self.command_timeout * 1e3:.0f} ms -> {self.timeout_behavior}"
+
+    # ------------------------------------------------------------------ model
     def _on_model(self, model: RobotModel, urdf: str) -> None:
-        joints = [j for j in self.get_parameter("joints").value if j] or model.joint_names
+        try:
+            self._load_model(model)
+        except Exception as exc:  # noqa: BLE001 - a bad description must not kill the node
+            self.get_logger().error(f"cannot simulate this robot: {exc}")
+
+    def _load_model(self, model: RobotModel) -> None:
+        joints = [str(j) for j in self.get_parameter("joints").value or [] if j] or list(model.joint_names)
         if sorted(joints) != sorted(model.joint_names):
-            self.get_logger().error(f"joints {joints} do not match the model {model.joint_names}")
-            return
-        err = float(self.get_parameter("model_error").value)
-        plant = perturbed(model, err, int(self.get_parameter("seed").value)) if err > 0 else model
-        self.arm = MujocoArm(
-            plant, timestep=self.timestep, noise_q=float(self.get_parameter("noise_q").value),
-            rng=int(self.get_parameter("seed").value),
-        )
-        q0 = np.array([v for v in self.get_parameter("initial_positions").value], float)
-        q0 = q0 if q0.size == model.dof else np.zeros(model.dof)
-        self.arm.reset(q0)
-        self.model = model
-        self.joints = joints
-        self.cmd_to_model = np.array([joints.index(j) for j in model.joint_names])
-        self.command = np.zeros(model.dof)
-        self.msg = JointState(name=list(model.joint_names))
-        self.publish_state()
+            raise ValueError(f"joints {joints} do not match the model {model.joint_names}")
+        plant = perturbed(model, self.model_error, self.seed) if self.model_error > 0 else model
+        arm = MujocoArm(plant, timestep=self.timestep, noise_q=self.noise_q, rng=self.seed)
+        q0 = self.get_parameter("initial_positions").value
+        q0 = np.zeros(model.dof) if q0 is None or len(q0) == 0 else np.asarray(q0, float)
+        if q0.shape != (model.dof,) or not np.all(np.isfinite(q0)):
+            raise ValueError(f"initial_positions must be {model.dof} finite values, got {list(q0)}")
+        lim = model.limits
+        if np.any(q0 < lim["lower"]) or np.any(q0 > lim["upper"]):
+            self.get_logger().warning(f"initial_positions {q0.tolist()} are outside the joint limits")
+        with self.lock:
+            self.arm, self.model, self.joints, self.q0 = arm, model, joints, q0
+            self.cmd_to_model = np.array([joints.index(j) for j in model.joint_names])
+            self.limit = arm.effort_limit
+            self.msg = JointState(name=list(model.joint_names))
+            self._restart(f"robot {model.name!r} loaded")
 
-    def on_command(self, msg: Float64MultiArray) -> None:
+    def _restart(self, why: str) -> None:
+        """Arm at rest at ``q0``, time 0, noise reseeded, braked until the next command (lock held)."""
+        self.arm.reset(self.q0)
+        self.arm.rng = np.random.default_rng(self.seed)
+        self.command = np.zeros(self.model.dof)
+        self.steps = 0
+        self.overdue = False
+        self._set_drive(BRAKED, WAITING, f"{WAITING} ({why})", force=True)
+        self._measure()
+        if not self.paused:
+            self._publish()
+
+    # ------------------------------------------------------------------ drive
+    def _set_drive(self, mode: str, reason: str, why: str, *, force: bool = False) -> None:
+        if (mode, reason) == (self.mode, self.reason) and not force:
+            return
+        was = self.mode
+        self.mode, self.reason = mode, reason
+        self.transitions += 1
+        if mode in (BRAKED, FAULT):
+            self.hold_effort = self.arm.holding_effort()
+        log = self.get_logger()
+        if mode == RUNNING:
+            log.info(f"brake released: {why}" if was in (BRAKED, FAULT) else f"running: {why}")
+        elif mode == BRAKED and reason == WAITING:  # start-up, reset: the normal way in
+            log.info(f"brake engaged: {why}")
+        elif mode in (BRAKED, FAULT):
+            log.warning(f"brake engaged: {why}" if mode == BRAKED else f"fault, brake engaged: {why}")
+        else:
+            log.warning(f"{mode}: {why}")
+        self._publish_drive_state()
+
+    def drive_state(self) -> str:
+        if self.mode == RUNNING:
+            return RUNNING
+        if self.mode == FAULT:
+            return f"{BRAKED}: fault: {self.reason}"
+        return f"{self.mode}: {self.reason}"
+
+    def _publish_drive_state(self) -> None:
+        self.drive_pub.publish(String(data=self.drive_state()))
+
+    def _validate(self, msg: Float64MultiArray) -> np.ndarray:
+        """The command in model order, clipped to the effort limits; :class:`Refused` if unusable."""
         if self.arm is None:
-            return
-        data = np.asarray(msg.data, float)
-        if data.size != self.model.dof:
-            self.get_logger().error(f"command of length {data.size}, expected {self.model.dof}: dropped")
-            return
+            raise Refused("no_model", "command before the robot model is known: dropped")
+        n = len(msg.data)
+        if n != self.model.dof:
+            raise Refused("command_length", f"command of length {n}, expected {self.model.dof} {self.joints}: dropped")
+        data = np.array(msg.data, dtype=float)
         if not np.all(np.isfinite(data)):
-            self.get_logger().warn("command with a non-finite value: dropped", throttle_duration_sec=2.0)
-            return
-        self.command = data[self.cmd_to_model]
-        self.last_command_wall = time.monotonic()
-        self.started = True
-        if self.lockstep and not self.paused:
-            self.advance()
+            raise Refused("command_nonfinite", "command with a non-finite value: dropped (the watchdog is not fed)")
+        tau = data[self.cmd_to_model]
+        clipped = np.clip(tau, -self.limit, self.limit)
+        if np.any(clipped != tau):
+            self.counts["clipped"] += 1
+            over = [f"{j} {t:.4g} -> {c:.4g}" for j, t, c in zip(self.model.joint_names, tau, clipped, strict=True)
+                    if t != c]
+            self.notices.notice("clipped", f"command clipped to the effort limits: {', '.join(over)}")
+        return clipped
 
+    @guarded()
+    def on_command(self, msg: Float64MultiArray) -> None:
+        with self.lock:
+            self.counts["received"] += 1
+            tau = self._validate(msg)
+            if self.lockstep:
+                label = protocol.answered(msg)
+                if label == protocol.HOLD:
+                    self.counts["ignored_hold"] += 1
+                    return
+                if label is not None and label != self.latest_stamp_ns:
+                    self.counts["ignored_other_stamp"] += 1
+                    return
+                if self.paused:
+                    self.counts["ignored_paused"] += 1
+                    return
+            self.counts["applied"] += 1
+            self.command = tau
+            self.last_valid_wall = time.monotonic()
+            self.overdue = False
+            if self.mode not in (RUNNING, FAULT):
+                self._set_drive(RUNNING, "", "command received, the controller has taken over"
+                                if self.reason == WAITING else "commands are back, the controller takes over")
+            if self.lockstep:
+                self._advance()
+                self._measure()
+                self._publish()
+
+    @guarded()
     def on_timer(self) -> None:
-        if self.arm is None or self.paused:
-            return
-        if not self.lockstep:
-            self.advance()
-        elif not self.started or time.monotonic() - self.last_command_wall > float(
-            self.get_parameter("lockstep_timeout").value
-        ):
-            if self.started:
-                self.advance()  # no controller answer: zero-order hold keeps time going
-            else:
-                self.publish_state()  # frozen until the first command; late joiners still see a state
+        """Real time: watchdog, one control period, publish."""
+        with self.lock:
+            if self.arm is None or self.paused:
+                return
+            if self.mode == RUNNING and self.command_timeout > 0:
+                silent = time.monotonic() - self.last_valid_wall
+                if silent > self.command_timeout:
+                    if self.overdue:  # second period in a row: commands queued at the first were taken meanwhile
+                        self._set_drive(_ON_TIMEOUT[self.timeout_behavior], TIMEOUT,
+                                        f"{TIMEOUT}: no valid command for {silent * 1e3:.1f} ms "
+                                        f"(command_timeout {self.command_timeout * 1e3:.1f} ms)")
+                    self.overdue = True
+                else:
+                    self.overdue = False
+            self._advance()
+            self._measure()
+            self._publish()
 
-    def on_pause(self, request: SetBool.Request, response: SetBool.Response) -> SetBool.Response:
-        self.paused = bool(request.data)
-        response.success = True
-        response.message = "paused" if self.paused else "running"
-        if not self.paused and self.arm is not None:
-            self.last_command_wall = time.monotonic()
-            self.publish_state()
-        return response
+    @guarded()
+    def on_lockstep_timer(self) -> None:
+        """Lockstep: republish the latest state (same stamp) while no answer comes."""
+        with self.lock:
+            if self.arm is None or self.paused:
+                return
+            period = FIRST_REPUBLISH if self.reason == WAITING else self.lockstep_timeout
+            if time.monotonic() - self.last_publish_wall >= period:
+                self.counts["republished"] += 1
+                self._publish()
 
-    def advance(self) -> None:
-        self.arm.step(self.command, n_steps=self.substeps)
+    def _advance(self) -> None:
+        """One control period in the current drive mode (lock held)."""
+        arm = self.arm
         self.steps += 1
-        self.publish_state()
+        if self.mode in (BRAKED, FAULT):
+            arm.hold(self.substeps)
+            return
+        before = arm.state(noisy=False)
+        try:
+            if self.mode == RUNNING:
+                arm.step(self.command, n_steps=self.substeps)
+            elif self.mode == ZERO:
+                arm.step(np.zeros(arm.dof), n_steps=self.substeps)
+            else:  # DAMPED: the damping effort follows the velocity at every simulation step
+                for _ in range(self.substeps):
+                    arm.step(np.clip(-self.timeout_damping * arm.state(noisy=False).qd, -self.limit, self.limit))
+        except PlantDiverged as exc:
+            arm.reset(before.q, time=before.t)
+            arm.hold(self.substeps)
+            self._set_drive(FAULT, DIVERGED, f"{exc}; the state before the step is held until ~/reset")
 
-    def publish_state(self) -> None:
+    def _measure(self) -> None:
+        """A new measurement of the arm (the noise is drawn here, once per state) into the state message."""
         t, q, qd, effort = self.arm.state()
+        if self.mode in (BRAKED, FAULT):
+            effort = self.hold_effort
         stamp = _stamp(t)
-        if self.clock_pub is not None:
-            self.clock_pub.publish(Clock(clock=stamp))
         m = self.msg
         m.header.stamp = stamp
         m.position, m.velocity, m.effort = q.tolist(), qd.tolist(), effort.tolist()
-        self.state_pub.publish(m)
+        self.clock_msg.clock = stamp
+        self.latest_stamp_ns = protocol.stamp_ns(stamp)
 
+    def _publish(self) -> None:
+        """Publish the latest measurement (again, unchanged, when republishing) and the clock."""
+        if self.clock_pub is not None:
+            self.clock_pub.publish(self.clock_msg)
+        self.state_pub.publish(self.msg)
+        self.last_publish_wall = time.monotonic()
 
-def _stamp(t: float):
-    from builtin_interfaces.msg import Time
+    # ------------------------------------------------------------------ services
+    def on_pause(self, request: SetBool.Request, response: SetBool.Response) -> SetBool.Response:
+        try:
+            with self.lock:
+                self.paused = bool(request.data)
+                response.success = True
+                response.message = "paused" if self.paused else "running"
+                self.get_logger().info(f"simulation {response.message} (~/pause)")
+                if not self.paused and self.arm is not None:
+                    self._publish()
+        except Exception as exc:  # noqa: BLE001 - a service never kills the node
+            response.success, response.message = False, f"{type(exc).__name__}: {exc}"
+        return response
 
-    ns = round(t * 1e9)
-    return Time(sec=ns // 1_000_000_000, nanosec=ns % 1_000_000_000)
+    def on_reset(self, request: Trigger.Request, response: Trigger.Response) -> Trigger.Response:
+        try:
+            with self.lock:
+                if self.arm is None:
+                    response.success, response.message = False, "no robot model yet"
+                    return response
+                self._restart("~/reset: sim restarted at t = 0")
+                response.success = True
+                response.message = (f"reset: t = 0, positions {self.q0.tolist()}, at rest; "
+                                    "brake engaged until the next command")
+        except Exception as exc:  # noqa: BLE001 - a service never kills the node
+            response.success, response.message = False, f"{type(exc).__name__}: {exc}"
+        return response
+
+    def on_statistics(self, request: Trigger.Request, response: Trigger.Response) -> Trigger.Response:
+        with self.lock:
+            stats = {
+                "drive_state": self.drive_state(),
+                "mode": "lockstep" if self.lockstep else "real time",
+                "sim_time": self.arm.time if self.arm is not None else None,
+                "steps": self.steps,
+                "commands": {k: self.counts[k] for k in ("received", "applied", "clipped")},
+                "ignored": {k[len("ignored_"):]: v for k, v in self.counts.items() if k.startswith("ignored_")},
+                "republished": self.counts["republished"],
+                "refused": dict(self.refusals.counts),
+                "drive_transitions": self.transitions,
+                "watchdog": self._watchdog_text(),
+            }
+        response.success = True
+        response.message = json.dumps(stats)
+        return response
 
 
 def main(args: list[str] | None = None) -> int:

@@ -189,7 +189,7 @@ def record_identification_experiment(
                                                      "initial_condition_number": ex.initial_condition_number}))
     nodes = [n for n in node_set(robot, "mujoco") if n.name in ("mujoco_sim", "computed_torque_controller")]
     control_period = 0.002
-    sim_params: dict[str, Any] = {"lockstep": True, "lockstep_timeout": 5.0, "control_period": control_period,
+    sim_params: dict[str, Any] = {"lockstep": True, "lockstep_timeout": 0.5, "control_period": control_period,
                                   "initial_positions": [float(x) for x in traj.center]}
     if model_error > 0:
         sim_params.update(model_error=float(model_error), seed=int(seed))

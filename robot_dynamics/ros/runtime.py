@@ -166,9 +166,11 @@ class LatestWorker:
             if not self._event.wait(0.2):
                 continue
             with self._lock:
-                item, self._has_item = self._item, False
-                self._item = None
+                item, has_item = self._item, self._has_item
+                self._item, self._has_item = None, False
                 self._event.clear()
+            if not has_item or self._stop:
+                continue
             with contextlib.suppress(Exception):  # fn reports its own errors; the worker never dies
                 self.fn(item)
 

@@ -122,7 +122,8 @@ class TrajectoryGenerator(Node):
             response.success = True
         except Exception as exc:  # every bad request is answered; the node keeps serving
             response.success = False
-            response.message = f"{type(exc).__name__}: {exc}"
+            cause = exc.cause if isinstance(exc, Refused) else type(exc).__name__
+            response.message = f"{cause}: {exc}"
         return response
 
     def _plan(self, request: PlanTrajectory.Request, response: PlanTrajectory.Response) -> None:
