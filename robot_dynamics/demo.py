@@ -44,6 +44,10 @@ class DemoError(RuntimeError):
     """A phase of the demo failed or recorded nothing."""
 
 
+class _Done(Exception):
+    """The requested phases are over."""
+
+
 def _stamp(msg) -> float:
     return msg.header.stamp.sec + 1e-9 * msg.header.stamp.nanosec
 
@@ -65,7 +69,8 @@ def _concatenate(first, second, gap: float):
     return JointTrajectory(joint_names=first.joint_names, points=points), shift
 
 
-def run_demo(output: str = "out/demo", robot: str = "rx90") -> int:
+def run_demo(output: str = "out/demo", robot: str = "rx90", lockstep_only: bool = False) -> int:
+    """Run the demo; ``lockstep_only`` stops after the (deterministic) lockstep moves."""
     # DDS traffic stays on this machine; the user's ROS_DOMAIN_ID is honoured, else one in 0-101
     os.environ["ROS_AUTOMATIC_DISCOVERY_RANGE"] = "LOCALHOST"
     os.environ["ROS_DOMAIN_ID"] = (os.environ.get("RD_DEMO_DOMAIN_ID") or os.environ.get("ROS_DOMAIN_ID")
@@ -135,6 +140,7 @@ def run_demo(output: str = "out/demo", robot: str = "rx90") -> int:
         ns = round(START_TIME * 1e9)
         both.header.stamp.sec, both.header.stamp.nanosec = ns // 1_000_000_000, ns % 1_000_000_000
         _wait(node, lambda: traj_pub.get_subscription_count() > 0, 30, "the controller's trajectory topic")
+        _wait(node, lambda: states and states[-1].mode != ControllerState.MODE_NO_MODEL, 120, "the controller's model")
         traj_pub.publish(both)
         _wait(node, lambda: any(s.trajectories_accepted for s in states), 30, "the controller accepting the moves")
         end_time = START_TIME + shift + planned[1][2].duration + SETTLE
@@ -167,6 +173,10 @@ def run_demo(output: str = "out/demo", robot: str = "rx90") -> int:
         report["moves"] = move_reports
         states = cycles
 
+        _plot(states, model.joint_names, out / "tracking.png")
+        if lockstep_only:
+            report["lockstep_loop"] = json.loads(_call(node, stats, Trigger.Request()).message)
+            raise _Done
         # service latency: inverse dynamics for 1 and 1000 points
         rng = np.random.default_rng(0)
         lat = {}
@@ -183,7 +193,6 @@ def run_demo(output: str = "out/demo", robot: str = "rx90") -> int:
             lat[f"inverse_dynamics_{npts}_points_ms"] = float(np.median(times) * 1e3)
         report["service_latency"] = lat
         report["lockstep_loop"] = json.loads(_call(node, stats, Trigger.Request()).message)
-        _plot(states, model.joint_names, out / "tracking.png")
         codes = bringup.stop()
 
         # phase 2, real time: the arm runs at wall-clock speed and the controller on its own
@@ -200,6 +209,8 @@ def run_demo(output: str = "out/demo", robot: str = "rx90") -> int:
         report["realtime_loop"] = json.loads(_call(node, stats, Trigger.Request()).message)
         if not report["realtime_loop"].get("cycles"):
             raise DemoError("the real-time phase recorded no control cycle")
+    except _Done:
+        pass
     except (DemoError, TimeoutError) as exc:
         print(f"demo: error: {exc}", flush=True)
         code = 1

@@ -255,15 +255,19 @@ def test_long_trajectory_does_not_freeze_the_loop(stack):
 def test_stale_states_give_safe_output_within_the_timeout(stack):
     latencies = []
     for _ in range(5):
-        n0 = len(stack.monitor.commands)
+        n0, c0 = len(stack.monitor.commands), len(stack.monitor.ctl)
         assert call_service(stack.node, stack.pause, SetBool.Request(data=True)).success
-        t_last = stack.monitor.states[-1][0]
-        spin_until(stack.node, lambda n0=n0: any(lbl == "hold" for _, _, lbl in stack.monitor.commands[n0:]), 5,
-                   "no safe output on stale states")
-        first_hold = next(t for t, _, lbl in stack.monitor.commands[n0:] if lbl == "hold")
-        latencies.append(first_hold - t_last)
-        assert stack.monitor.mode() == "stale" or any(s.mode == "stale" for s in stack.monitor.ctl[-50:])
-        assert call_service(stack.node, stack.pause, SetBool.Request(data=False)).success
+        try:
+            t_last = stack.monitor.states[-1][0]
+            spin_until(stack.node, lambda n0=n0: any(lbl == "hold" for _, _, lbl in stack.monitor.commands[n0:]), 5,
+                       "no safe output on stale states")
+            first_hold = next(t for t, _, lbl in stack.monitor.commands[n0:] if lbl == "hold")
+            latencies.append(first_hold - t_last)
+            # the controller says so
+            spin_until(stack.node, lambda c0=c0: any(s.mode == "stale" and s.stale_state for s in stack.monitor.ctl[c0:]),
+                       5, "ControllerState never said stale")
+        finally:
+            assert call_service(stack.node, stack.pause, SetBool.Request(data=False)).success
         spin(stack.node, 0.5)
     print(f"\nstale -> safe output after the last state (state_timeout {STATE_TIMEOUT} s): "
           f"min {min(latencies) * 1e3:.0f} ms, median {np.median(latencies) * 1e3:.0f} ms, max {max(latencies) * 1e3:.0f} ms")
@@ -297,11 +301,16 @@ def test_killed_controller_arm_stops_and_restart_recovers(stack):
     proc.kill()
     proc.wait(10)
     t_kill = time.monotonic()
-    spin(stack.node, 1.0)
-    late = [(t, qd) for t, _, _, qd in stack.monitor.states if t > t_kill + 0.5]
-    assert late and max(np.abs(qd).max() for _, qd in late) < 1e-6, "the arm did not stop after the controller died"
-    stop = next((t for t, _, _, qd in stack.monitor.states if t > t_kill and np.abs(qd).max() < 1e-9), None)
-    print(f"\ncontroller killed: the simulated arm stopped {(stop - t_kill) * 1e3:.0f} ms later")
+    k0 = len(stack.monitor.states)
+    # Fast DDS's shared-memory transport may block the sim's publisher for up to 1 s (its port health check)
+    # once a reader's process died: the sim's clock stalls with it, the arm does not move meanwhile
+    spin(stack.node, 3.0)
+    after = stack.monitor.states[k0:]
+    late = [(t, qd) for t, _, _, qd in after if t > t_kill + 2.0]
+    assert late and max(np.abs(qd).max() for _, qd in late) < 1e-9, "the arm did not stop after the controller died"
+    t_sim_kill = after[0][1]
+    stop = next(stamp for _, stamp, _, qd in after if np.abs(qd).max() < 1e-9)
+    print(f"\ncontroller killed: the simulated arm stopped {(stop - t_sim_kill) * 1e3:.0f} ms of sim time later")
     spec = next(n for n in stack.bringup.nodes if n.name == "computed_torque_controller")
     log = open(stack.log_dir / "computed_torque_controller.restart.log", "w")  # noqa: SIM115
     stack.bringup.procs["computed_torque_controller"] = subprocess.Popen(

@@ -41,6 +41,7 @@ import gc
 import json
 import math
 import sys
+import threading
 import time
 from dataclasses import dataclass
 
@@ -72,6 +73,7 @@ NO_MODEL, NO_STATE, STALE, HOLDING, TRACKING = (
 
 # serialized size bound of one trajectory point, checked before deserializing (generous: 40 joints x 4 fields)
 MAX_BYTES_PER_POINT = 2048
+MODEL_BUILD_WAIT = 120.0  # s a trajectory waits for the model being built (code generation on a cold cache)
 
 
 class LoopStatistics:
@@ -202,6 +204,7 @@ class ComputedTorqueControllerNode(Node):
 
         # heavy input work (deserializing and checking a trajectory, building/compiling a model) runs in
         # worker threads: the single-threaded executor only ever runs short callbacks
+        self._ctx_ready = threading.Event()
         self.trajectory_worker = LatestWorker(self.check_trajectory, "trajectory_check")
         self.model_worker = LatestWorker(self._build_model, "model_build")
         topic = f"/{self.get_parameter('effort_controller').value}/commands"
@@ -232,6 +235,7 @@ class ComputedTorqueControllerNode(Node):
         """Worker: build the control context (may compile code) and hand it to the control cycle."""
         try:
             self._pending_ctx = self._build_context(model)
+            self._ctx_ready.set()
         except Exception as exc:  # noqa: BLE001
             self.get_logger().error(f"robot model not usable by the controller: {type(exc).__name__}: {exc}")
 
@@ -371,6 +375,9 @@ class ComputedTorqueControllerNode(Node):
     def check_trajectory(self, raw: bytes) -> None:
         """Worker: deserialize, validate the whole interpolated path; the control cycle adopts the result."""
         ctx = self.ctx or self._pending_ctx
+        if ctx is None and self.model_worker.busy():  # the model is being built: wait for it (worker thread)
+            self._ctx_ready.wait(MODEL_BUILD_WAIT)
+            ctx = self.ctx or self._pending_ctx
         if ctx is None:
             raise Refused("no_model", "trajectory before the robot model")
         gc.disable()  # one burst of allocations: no collector pauses for the control thread meanwhile

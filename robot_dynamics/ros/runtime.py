@@ -145,6 +145,7 @@ class LatestWorker:
         self.superseded = 0
         self._item: Any = None
         self._has_item = False
+        self._running = False
         self._lock = threading.Lock()
         self._event = threading.Event()
         self._stop = False
@@ -159,7 +160,16 @@ class LatestWorker:
         self._event.set()
 
     def busy(self) -> bool:
-        return self._has_item or self._event.is_set()
+        """An item is waiting or being processed."""
+        return self._has_item or self._running
+
+    def _call(self, item: Any) -> None:
+        self._running = True
+        try:
+            with contextlib.suppress(Exception):  # fn reports its own errors; the worker never dies
+                self.fn(item)
+        finally:
+            self._running = False
 
     def _run(self) -> None:
         while not self._stop:
@@ -169,10 +179,8 @@ class LatestWorker:
                 item, has_item = self._item, self._has_item
                 self._item, self._has_item = None, False
                 self._event.clear()
-            if not has_item or self._stop:
-                continue
-            with contextlib.suppress(Exception):  # fn reports its own errors; the worker never dies
-                self.fn(item)
+            if has_item and not self._stop:
+                self._call(item)
 
     def stop(self) -> None:
         self._stop = True
