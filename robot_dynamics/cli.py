@@ -10,20 +10,180 @@ Commands (names and flags are a contract):
   base-params URDF [--base LINK] [--tip LINK] [--json]
   identify URDF DATA [--method ols|wls] [-o YAML] [--model-output YAML] [--urdf-output URDF] [--json]
   identify-record --robot NAME --output DIR [--duration S] [--model-error E] [--json]
+
+Errors: one line on stderr, ``robot-dynamics <command>: error: <cause>``, and exit code 2, never a
+traceback (``--debug`` or ROBOT_DYNAMICS_DEBUG=1 shows it).  Numbers are checked (finite, in range),
+goals against the joint limits, files before they are read, and sizes before anything is allocated.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import math
+import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+PROG = "robot-dynamics"
+DEBUG_ENV = "ROBOT_DYNAMICS_DEBUG"  # =1: an error shows its Python traceback (like --debug)
+# sizes checked before anything is allocated
+MAX_PLAN_SAMPLES = 1_000_000  # samples of `plan` (times x joints x 3 arrays)
+MAX_SIM_STEPS = 1_000_000  # control steps of `simulate` (1000 s at the 1 kHz plant step)
+MAX_RECORD_SECONDS = 120.0  # sim time recorded by `identify-record` (500 Hz states: 60,000 samples)
+MAX_URDF_BYTES = 64 * 2**20
+MAX_PARAMS_BYTES = 16 * 2**20
+MAX_SEED = 2**32 - 1
 
 
-def _cmd_dh(args: argparse.Namespace) -> int:
+class CliError(ValueError):
+    """A refused command-line input (printed as one line, exit code 2)."""
+
+
+# ------------------------------------------------------------------ option types
+def _number(kind: type = float, *, lo: float | None = None, hi: float | None = None, lo_open: bool = False,
+            hi_open: bool = False) -> Callable[[str], Any]:
+    """argparse ``type``: a finite int/float in [lo, hi] (open ends with ``lo_open``/``hi_open``)."""
+    what = "an integer" if kind is int else "a number"
+
+    def parse(text: str) -> Any:
+        try:
+            value = kind(text)
+        except (TypeError, ValueError):
+            raise argparse.ArgumentTypeError(f"{text!r} is not {what}") from None
+        if not math.isfinite(value):
+            raise argparse.ArgumentTypeError(f"must be a finite number, got {text}")
+        if lo is not None and (value < lo or (lo_open and value == lo)):
+            raise argparse.ArgumentTypeError(f"must be {'>' if lo_open else '>='} {lo:g}, got {text}")
+        if hi is not None and (value > hi or (hi_open and value == hi)):
+            raise argparse.ArgumentTypeError(f"must be {'<' if hi_open else '<='} {hi:g}, got {text}")
+        return value
+
+    parse.__name__ = kind.__name__
+    return parse
+
+
+FINITE = _number()
+
+
+class _Parser(argparse.ArgumentParser):
+    """ArgumentParser whose usage errors are one line on stderr (exit code 2)."""
+
+    def error(self, message: str) -> Any:  # type: ignore[override]
+        self.exit(2, f"{self.prog}: error: {_one_line(message)} (see {self.prog} --help)\n")
+
+
+def _one_line(text: str, limit: int = 1000) -> str:
+    text = " ".join(str(text).split())
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+# ------------------------------------------------------------------ checks before any work
+def _check_urdf(name: str, what: str = "URDF") -> None:
+    """A URDF path must be a non-empty UTF-8 XML text file of a sane size (bundled names pass)."""
+    from .robots import bundled_robots, resolve_urdf
+
+    p = Path(name).expanduser()
+    if not p.exists():
+        resolve_urdf(name)  # a bundled robot name, else FileNotFoundError naming the known ones
+        return
+    if not p.is_file():
+        try:
+            resolve_urdf(name)
+            return
+        except FileNotFoundError:
+            raise CliError(f"{what} {name!r} is {'a directory' if p.is_dir() else 'not a regular file'}; a URDF "
+                           f"file or a bundled robot name {bundled_robots()} is expected") from None
+    size = p.stat().st_size
+    if size == 0:
+        raise CliError(f"{what} {name!r} is an empty file")
+    if size > MAX_URDF_BYTES:
+        raise CliError(f"{what} {name!r} has {size} bytes; the maximum is {MAX_URDF_BYTES}")
+    try:
+        text = p.read_bytes().decode("utf-8")
+    except UnicodeDecodeError:
+        raise CliError(f"{what} {name!r} is not a text file (not UTF-8); a URDF (XML) file is expected") from None
+    if not text.lstrip("\ufeff \t\r\n").startswith("<"):
+        raise CliError(f"{what} {name!r} is not XML; a URDF file is expected")
+
+
+def _load_model(name: str, **kw: Any) -> Any:
     from .robots import load_model
 
-    model = load_model(args.urdf, base_link=args.base, tip_link=args.tip)
+    _check_urdf(name)
+    return load_model(name, **kw)
+
+
+def _check_output_file(path: str | None, option: str) -> None:
+    """An output file must be creatable: not a directory, in an existing writable directory."""
+    if not path:
+        return
+    p = Path(path).expanduser()
+    if p.is_dir():
+        raise CliError(f"{option} {path!r} is a directory; a file name is expected")
+    parent = p.parent
+    if not parent.is_dir():
+        raise CliError(f"{option} {path!r}: the directory {str(parent)!r} does not exist")
+    if (p.exists() and not os.access(p, os.W_OK)) or not os.access(parent, os.W_OK | os.X_OK):
+        raise CliError(f"{option} {path!r} is not writable")
+
+
+def _check_output_dir(path: str, option: str) -> None:
+    """An output folder must be a directory, or creatable in an existing writable one."""
+    p = Path(path).expanduser()
+    if p.exists() and not p.is_dir():
+        raise CliError(f"{option} {path!r} exists and is not a directory")
+    anc = p
+    while not anc.exists() and anc != anc.parent:
+        anc = anc.parent
+    if not anc.is_dir():
+        raise CliError(f"{option} {path!r}: {str(anc)!r} is not a directory")
+    if not os.access(anc, os.W_OK | os.X_OK):
+        raise CliError(f"{option} {path!r}: {str(anc)!r} is not writable")
+
+
+def _check_plot(path: str | None) -> None:
+    if not path:
+        return
+    _check_output_file(path, "--plot")
+    ext = Path(path).suffix.lower().lstrip(".")
+    if ext:
+        from matplotlib.backend_bases import FigureCanvasBase
+
+        formats = FigureCanvasBase.get_supported_filetypes()
+        if ext not in formats:
+            raise CliError(f"--plot {path!r}: unknown image format {ext!r} (use one of {sorted(formats)})")
+
+
+def _configuration(model: Any, values: Sequence[float] | None, option: str) -> Any:
+    """Joint values of the model's length, inside its position limits (CliError naming the joint)."""
+    import numpy as np
+
+    default = values is None
+    q = np.zeros(model.dof) if default else np.asarray(values, float)
+    what = f"{option} (default: zeros)" if default else option
+    if q.shape != (model.dof,):
+        raise CliError(f"{option} has {q.size} value(s); robot {model.name!r} has {model.dof} joints "
+                       f"({', '.join(model.joint_names)})")
+    if not np.all(np.isfinite(q)):
+        raise CliError(f"{option} must be finite numbers, got {q.tolist()}")
+    lim = model.limits
+    for name, v, lo, hi in zip(model.joint_names, q, lim["lower"], lim["upper"], strict=True):
+        if not lo <= v <= hi:
+            raise CliError(f"{what}: joint {name!r} = {v:g} is outside its limits [{lo:g}, {hi:g}]")
+    return q
+
+
+def _check_count(count: float, maximum: int, what: str, hint: str, unit: str = "samples") -> None:
+    if not count <= maximum:  # also NaN
+        raise CliError(f"{what} would give {count:.4g} {unit}; the maximum is {maximum} ({hint})")
+
+
+# ------------------------------------------------------------------ commands
+def _cmd_dh(args: argparse.Namespace) -> int:
+    model = _load_model(args.urdf, base_link=args.base, tip_link=args.tip)
     if args.format == "yaml":
         print(model.to_yaml(), end="")
     elif args.format == "json":
@@ -34,43 +194,108 @@ def _cmd_dh(args: argparse.Namespace) -> int:
     return 0
 
 
+def _check_params_file(path: str) -> None:
+    """A ROS parameter file: an existing YAML file holding a mapping."""
+    import yaml
+
+    p = Path(path).expanduser()
+    if not p.exists():
+        raise CliError(f"--params {path!r}: no such file")
+    if not p.is_file():
+        raise CliError(f"--params {path!r} is not a regular file")
+    if p.stat().st_size > MAX_PARAMS_BYTES:
+        raise CliError(f"--params {path!r} has {p.stat().st_size} bytes; the maximum is {MAX_PARAMS_BYTES}")
+    try:
+        data = yaml.safe_load(p.read_bytes().decode("utf-8"))
+    except UnicodeDecodeError:
+        raise CliError(f"--params {path!r} is not a UTF-8 text file") from None
+    except yaml.YAMLError as exc:
+        raise CliError(f"--params {path!r} is not valid YAML ({_one_line(exc, 300)})") from None
+    if not isinstance(data, dict):
+        raise CliError(f"--params {path!r} must hold a YAML mapping (node name: ros__parameters: ...)")
+
+
 def _cmd_bringup(args: argparse.Namespace) -> int:
+    _check_urdf(args.robot, "--robot")
+    if args.params:
+        _check_params_file(args.params)
     from .ros.bringup import run_bringup
 
     return run_bringup(robot=args.robot, sim=args.sim, params_file=args.params, duration=args.duration)
 
 
 def _cmd_demo(args: argparse.Namespace) -> int:
+    _check_urdf(args.robot, "--robot")
+    _check_output_dir(args.output, "--output")
     from .demo import run_demo
 
     return run_demo(output=args.output, robot=args.robot)
 
 
 def _cmd_simulate(args: argparse.Namespace) -> int:
-    from .closed_loop import simulate_cli
+    import inspect
 
+    from .closed_loop import add_simulate_arguments, reference_limits, run_simulation, simulate_cli
+    from .trajectory import point_to_point
+
+    _check_plot(args.plot)
+    model = _load_model(args.urdf)
+    start = _configuration(model, args.start, "--start")
+    goal = _configuration(model, args.goal, "--goal")
+    # the run's size, from the defaults simulate_cli applies to the options this command does not expose
+    defaults = add_simulate_arguments(argparse.ArgumentParser()).parse_args(["x", "--goal", "0"])
+    speed_scale = getattr(args, "speed_scale", defaults.speed_scale)
+    settle = getattr(args, "settle", defaults.settle)
+    timestep = inspect.signature(run_simulation).parameters["timestep"].default
+    traj = point_to_point(start, goal, *reference_limits(model, speed_scale), profile=args.profile)
+    steps = math.ceil((traj.duration + settle) / timestep - 1e-9) + 1
+    _check_count(steps, MAX_SIM_STEPS, f"simulating {traj.duration:.6g} s of motion + {settle:g} s at a {timestep:g} s "
+                 "step", "closer goals or a robot with higher velocity limits", unit="steps")
     return simulate_cli(args)
+
+
+def _print_json(obj: dict[str, Any], chunk: int = 4096) -> None:
+    """``print(json.dumps(obj))`` with numpy arrays as nested lists, written piece by piece (the same
+    text, without holding it, or the arrays as Python lists, in memory at once)."""
+    import numpy as np
+
+    write = sys.stdout.write
+    write("{")
+    for k, (key, value) in enumerate(obj.items()):
+        write((", " if k else "") + json.dumps(key) + ": ")
+        if not isinstance(value, np.ndarray):
+            write(json.dumps(value))
+            continue
+        write("[")
+        for i in range(0, len(value), chunk):
+            write((", " if i else "") + json.dumps(value[i:i + chunk].tolist())[1:-1])
+        write("]")
+    write("}\n")
 
 
 def _cmd_plan(args: argparse.Namespace) -> int:
     import numpy as np
 
-    from .robots import load_model
     from .trajectory import point_to_point
     from .trajectory.plot import plot_trajectory
 
-    model = load_model(args.urdf)
+    _check_plot(args.plot)
+    model = _load_model(args.urdf)
     lim = model.limits
-    start = np.zeros(model.dof) if args.start is None else np.asarray(args.start, float)
-    traj = point_to_point(start, args.goal, lim["velocity"], lim["acceleration"], args.profile, duration=args.duration)
+    start = _configuration(model, args.start, "--start")
+    goal = _configuration(model, args.goal, "--goal")
+    traj = point_to_point(start, goal, lim["velocity"], lim["acceleration"], args.profile, duration=args.duration)
+    _check_count(traj.duration / args.period + 2.0, MAX_PLAN_SAMPLES,
+                 f"--period {args.period:g} s over {traj.duration:.6g} s",
+                 "use a larger --period" + (" or a shorter --duration" if args.duration is not None else ""))
     times, q, qd, qdd = traj.sample(args.period)
     if args.plot:
         plot_trajectory(traj, args.plot, v_max=lim["velocity"], a_max=lim["acceleration"], joint_names=model.joint_names)
     if args.json:
-        print(json.dumps({
+        _print_json({
             "joint_names": model.joint_names, "profile": args.profile, "duration": traj.duration,
-            "times": times.tolist(), "positions": q.tolist(), "velocities": qd.tolist(), "accelerations": qdd.tolist(),
-        }))
+            "times": times, "positions": q, "velocities": qd, "accelerations": qdd,
+        })
     else:
         print(f"{args.profile}: {traj.duration:.6g} s, {len(times)} samples at {args.period} s")
         print(f"peak |qd| / limit: {np.round(np.abs(qd).max(axis=0) / lim['velocity'], 4).tolist()}")
@@ -83,16 +308,31 @@ def _cmd_plan(args: argparse.Namespace) -> int:
 def _cmd_codegen(args: argparse.Namespace) -> int:
     from .codegen import codegen_cli
 
+    _check_urdf(args.urdf)
+    _check_output_file(args.output, "-o/--output")
     return codegen_cli(args)
 
 
 def _cmd_identify(args: argparse.Namespace) -> int:
     from .identification.io import identify_cli
 
+    _check_urdf(args.urdf)
+    for path, option in ((args.output, "-o/--output"), (args.model_output, "--model-output"),
+                         (args.urdf_output, "--urdf-output")):
+        _check_output_file(path, option)
+    outputs = [Path(x).expanduser().resolve() for x in (args.output, args.model_output, args.urdf_output) if x]
+    if len(set(outputs)) != len(outputs):
+        raise CliError("-o, --model-output and --urdf-output must be different files")
     return identify_cli(args)
 
 
 def _cmd_identify_record(args: argparse.Namespace) -> int:  # issue 10, robot_dynamics/ros/recorder.py
+    total = args.duration * args.periods
+    if total > MAX_RECORD_SECONDS:
+        raise CliError(f"--duration {args.duration:g} s x --periods {args.periods} = {total:g} s of recording; the "
+                       f"maximum is {MAX_RECORD_SECONDS:g} s (memory of the identification)")
+    _check_urdf(args.robot, "--robot")
+    _check_output_dir(args.output, "--output")
     from .ros.recorder import identify_record_cli
 
     return identify_record_cli(args)
@@ -101,11 +341,13 @@ def _cmd_identify_record(args: argparse.Namespace) -> int:  # issue 10, robot_dy
 def _cmd_base_params(args: argparse.Namespace) -> int:  # issue 5, robot_dynamics/base_parameters.py
     from .base_parameters import base_params_cli
 
+    _check_urdf(args.urdf)
     return base_params_cli(args)
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="robot-dynamics", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = _Parser(prog=PROG, description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--debug", action="store_true", help=f"show the Python traceback of an error (or {DEBUG_ENV}=1)")
     sub = p.add_subparsers(dest="command", required=True)
 
     dh = sub.add_parser("dh", help="convert a URDF chain to Khalil's modified DH")
@@ -119,23 +361,25 @@ def build_parser() -> argparse.ArgumentParser:
     sim.add_argument("urdf")
     sim.add_argument("--controller", choices=("computed_torque", "position", "predictive", "pd_gravity", "pid"), default="computed_torque")
     sim.add_argument("--profile", choices=("trapezoid", "quintic"), default="trapezoid")
-    sim.add_argument("--goal", type=float, nargs="+", required=True, help="goal joint positions (URDF order)")
-    sim.add_argument("--start", type=float, nargs="+", default=None, help="start joint positions (default zeros)")
-    sim.add_argument("--model-error", type=float, default=0.0, help="relative error on the controller's inertial parameters")
-    sim.add_argument("--seed", type=int, default=0)
+    sim.add_argument("--goal", type=FINITE, nargs="+", required=True, help="goal joint positions (URDF order)")
+    sim.add_argument("--start", type=FINITE, nargs="+", default=None, help="start joint positions (default zeros)")
+    sim.add_argument("--model-error", type=_number(lo=0.0, hi=1.0, hi_open=True), default=0.0,
+                     help="relative error on the controller's inertial parameters, in [0, 1)")
+    sim.add_argument("--seed", type=_number(int, lo=0, hi=MAX_SEED), default=0)
     sim.add_argument("--json", action="store_true", help="print the metrics as one JSON object")
     sim.add_argument("--plot", default=None, help="write reference/actual/error/torque plots to this PNG")
     sim.set_defaults(func=_cmd_simulate)
 
     plan = sub.add_parser("plan", help="plan a synchronized joint trajectory (001 ch. 8)")
     plan.add_argument("urdf")
-    plan.add_argument("--start", type=float, nargs="+", default=None)
-    plan.add_argument("--goal", type=float, nargs="+", required=True)
+    plan.add_argument("--start", type=FINITE, nargs="+", default=None)
+    plan.add_argument("--goal", type=FINITE, nargs="+", required=True)
     plan.add_argument(
         "--profile", choices=("linear", "cubic", "quintic", "bang_bang", "trapezoid", "smooth_trapezoid"), default="trapezoid"
     )
-    plan.add_argument("--duration", type=float, default=None)
-    plan.add_argument("--period", type=float, default=0.01)
+    plan.add_argument("--duration", type=_number(lo=0.0), default=None, help="s (default: the minimum time)")
+    plan.add_argument("--period", type=_number(lo=0.0, lo_open=True), default=0.01,
+                      help=f"sampling period, s (at most {MAX_PLAN_SAMPLES} samples)")
     plan.add_argument("--plot", default=None)
     plan.add_argument("--json", action="store_true")
     plan.set_defaults(func=_cmd_plan)
@@ -144,7 +388,7 @@ def build_parser() -> argparse.ArgumentParser:
     br.add_argument("--robot", default="rx90", help="bundled robot name or URDF path")
     br.add_argument("--sim", choices=("mujoco", "none"), default="mujoco")
     br.add_argument("--params", default=None, help="extra ROS parameter file for every node")
-    br.add_argument("--duration", type=float, default=None, help="stop after this many seconds")
+    br.add_argument("--duration", type=_number(lo=0.0, lo_open=True), default=None, help="stop after this many seconds")
     br.set_defaults(func=_cmd_bringup)
 
     cg = sub.add_parser("codegen", help="customized symbolic inverse dynamic model: code and operation counts")
@@ -162,10 +406,10 @@ def build_parser() -> argparse.ArgumentParser:
     idf.add_argument("urdf", help="URDF path or bundled robot name (the nominal model)")
     idf.add_argument("data", help="NPZ / CSV file or ROS 2 bag (directory, .db3, .mcap) with /joint_states")
     idf.add_argument("--method", choices=("ols", "wls"), default="wls")
-    idf.add_argument("--cutoff", type=float, default=20.0, help="position filter cutoff in Hz (0: none)")
-    idf.add_argument("--band", type=float, default=10.0, help="parallel filter band in Hz (0: none)")
-    idf.add_argument("--decimate", type=int, default=10)
-    idf.add_argument("--min-velocity", type=float, default=0.02, help="drop joint equations below this speed")
+    idf.add_argument("--cutoff", type=_number(lo=0.0), default=20.0, help="position filter cutoff in Hz (0: none)")
+    idf.add_argument("--band", type=_number(lo=0.0), default=10.0, help="parallel filter band in Hz (0: none)")
+    idf.add_argument("--decimate", type=_number(int, lo=1, hi=10_000), default=10)
+    idf.add_argument("--min-velocity", type=_number(lo=0.0), default=0.02, help="drop joint equations below this speed")
     idf.add_argument("-o", "--output", default=None, help="write the estimates as YAML")
     idf.add_argument("--model-output", default=None, help="write the identified model (robot model YAML)")
     idf.add_argument("--urdf-output", default=None, help="write a physically consistent identified URDF")
@@ -176,12 +420,15 @@ def build_parser() -> argparse.ArgumentParser:
     idr = sub.add_parser("identify-record", help="record the simulated arm on an exciting trajectory over ROS 2, then identify")
     idr.add_argument("--robot", default="rx90", help="bundled robot name or URDF path")
     idr.add_argument("--output", default="out/identify_record", help="folder for the bag, estimates and node logs")
-    idr.add_argument("--duration", type=float, default=10.0, help="period of the exciting trajectory (s, sim time)")
-    idr.add_argument("--periods", type=int, default=1, help="repetitions of the period")
-    idr.add_argument("--harmonics", type=int, default=5)
-    idr.add_argument("--maxiter", type=int, default=30, help="iterations of the excitation optimization")
-    idr.add_argument("--model-error", type=float, default=0.3, help="relative error of the simulated arm's parameters")
-    idr.add_argument("--seed", type=int, default=0)
+    idr.add_argument("--duration", type=_number(lo=0.0, lo_open=True, hi=MAX_RECORD_SECONDS), default=10.0,
+                     help="period of the exciting trajectory (s, sim time)")
+    idr.add_argument("--periods", type=_number(int, lo=1, hi=1000), default=1, help="repetitions of the period")
+    idr.add_argument("--harmonics", type=_number(int, lo=2, hi=20), default=5)
+    idr.add_argument("--maxiter", type=_number(int, lo=1, hi=10_000), default=30,
+                     help="iterations of the excitation optimization")
+    idr.add_argument("--model-error", type=_number(lo=0.0, hi=1.0, hi_open=True), default=0.3,
+                     help="relative error of the simulated arm's parameters, in [0, 1)")
+    idr.add_argument("--seed", type=_number(int, lo=0, hi=MAX_SEED), default=0)
     idr.add_argument("--method", choices=("ols", "wls"), default="wls")
     idr.add_argument("--json", action="store_true", help="print names, values, true_values, relative_std as JSON")
     idr.set_defaults(func=_cmd_identify_record)
@@ -198,15 +445,63 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument("--robot", default="rx90")
     demo.add_argument("--output", default="out/demo")
     demo.set_defaults(func=_cmd_demo)
+    for sp in sub.choices.values():  # --debug also after the command name
+        sp.add_argument("--debug", action="store_true", default=argparse.SUPPRESS, help=argparse.SUPPRESS)
     return p
 
 
+# errors of bad input (files, data, numbers): one line, no traceback
+def _expected_errors() -> tuple[type[BaseException], ...]:
+    import csv
+    import sqlite3
+    import struct
+    import zipfile
+    import zlib
+    from xml.etree.ElementTree import ParseError
+
+    return (ValueError, OSError, KeyError, IndexError, EOFError, ImportError, MemoryError, zipfile.BadZipFile,
+            zlib.error, struct.error, csv.Error, sqlite3.Error, ParseError)
+
+
+def describe_error(exc: BaseException) -> str:
+    """One line saying what went wrong (no traceback)."""
+    if isinstance(exc, MemoryError):
+        return f"out of memory{': ' + str(exc) if str(exc) else ''}"
+    if isinstance(exc, OSError) and exc.strerror and exc.filename is not None:
+        return _one_line(f"{exc.filename}: {exc.strerror}")
+    if isinstance(exc, KeyError) and exc.args:
+        return _one_line(f"missing key {exc.args[0]!r}")
+    if isinstance(exc, ImportError):
+        return _one_line(f"a required package is missing ({exc})")
+    text = _one_line(str(exc))
+    expected = isinstance(exc, _expected_errors()) or type(exc).__module__.split(".")[0] in ("yaml", "rosbags")
+    if not expected:
+        return _one_line(f"internal error ({type(exc).__name__}: {text}); run with --debug or {DEBUG_ENV}=1 "
+                         "for the traceback")
+    return text or type(exc).__name__
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    """``robot-dynamics``: every error is one line ``robot-dynamics <command>: error: <cause>``, exit code 2."""
     args = build_parser().parse_args(argv)
+    debug = bool(args.debug) or os.environ.get(DEBUG_ENV, "").strip().lower() not in ("", "0", "false", "no")
     try:
         return int(args.func(args) or 0)
-    except (ValueError, FileNotFoundError) as exc:
-        print(f"robot-dynamics {args.command}: error: {exc}", file=sys.stderr)
+    except SystemExit:
+        raise
+    except KeyboardInterrupt:
+        if debug:
+            raise
+        print(f"{PROG} {args.command}: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:  # stdout closed early (| head): no error line, no "Exception ignored"
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 141
+    except BaseException as exc:  # noqa: BLE001 - the command line never prints a traceback
+        if debug:
+            raise
+        print(f"{PROG} {args.command}: error: {describe_error(exc)}", file=sys.stderr)
         return 2
 
 

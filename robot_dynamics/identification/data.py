@@ -21,8 +21,12 @@ samples at both ends (filter transients) are dropped.
 
 from __future__ import annotations
 
+import array
 import csv
 import math
+import zipfile
+import zlib
+from collections import Counter
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -42,6 +46,12 @@ __all__ = [
 ]
 
 JOINT_STATES = "/joint_states"
+JOINT_STATE_TYPE = "sensor_msgs/msg/JointState"
+# limits of what a data file may hold, checked before the data is read into memory
+MAX_SAMPLES = 1_000_000  # samples (rows, messages) of one file
+MAX_JOINTS = 256  # joints of one sample
+MAX_VALUES = 50_000_000  # numbers in one file, all arrays or columns together (400 MB as float64)
+MAX_CSV_BYTES = 256 * 2**20  # size of a CSV file
 
 
 @dataclass
@@ -104,14 +114,68 @@ class IdentificationData:
 
 
 # ------------------------------------------------------------------ NPZ / CSV
+def _npz_header(z: Any, key: str) -> tuple[tuple[int, ...], np.dtype]:
+    """Shape and dtype of the array ``key`` of an open NPZ, from its header (nothing allocated)."""
+    fmt = np.lib.format
+    with z.zip.open(f"{key}.npy") as f:
+        version = fmt.read_magic(f)
+        read = fmt.read_array_header_1_0 if version == (1, 0) else fmt.read_array_header_2_0
+        shape, _, dtype = read(f)
+    return tuple(int(x) for x in shape), np.dtype(dtype)
+
+
+def _npz_arrays(z: Any, path: str | Path) -> dict[str, np.ndarray]:
+    """The arrays of an identification NPZ, read after their headers were checked (dtype, shape, size)."""
+    keys = [k for k in ("t", "q", "effort", "qd", "qdd", "joint_names") if k in z]
+    heads = {k: _npz_header(z, k) for k in keys}
+    for k, (shape, dtype) in heads.items():
+        if dtype.kind not in ("US" if k == "joint_names" else "biuf"):
+            raise ValueError(f"{path}: NPZ array {k!r} has dtype {dtype}, "
+                             f"{'strings' if k == 'joint_names' else 'numbers'} expected")
+        if len(shape) > (1 if k in ("t", "joint_names") else 2):
+            raise ValueError(f"{path}: NPZ array {k!r} has shape {shape}, "
+                             f"{'(N,)' if k in ('t', 'joint_names') else '(N, n)'} expected")
+    samples = heads["t"][0][0] if heads["t"][0] else 1
+    joints = math.prod(heads["joint_names"][0]) if "joint_names" in heads else max(
+        [s[1] for k, (s, _) in heads.items() if len(s) == 2] or [0])
+    total = sum(math.prod(s) for k, (s, _) in heads.items() if k != "joint_names")
+    if samples > MAX_SAMPLES or joints > MAX_JOINTS or total > MAX_VALUES:
+        raise ValueError(f"{path}: {samples} samples of {joints} joints, {total} values in all; the maximum is "
+                         f"{MAX_SAMPLES} samples, {MAX_JOINTS} joints, {MAX_VALUES} values")
+    return {k: z[k] for k in keys}
+
+
 def load_npz(path: str | Path) -> IdentificationData:
-    with np.load(path, allow_pickle=False) as z:
-        for k in ("t", "q", "effort"):
-            if k not in z:
-                raise ValueError(f"{path}: NPZ file has no array {k!r} (needs t, q, effort)")
-        opt = {k: z[k] for k in ("qd", "qdd") if k in z}
-        names = [str(x) for x in z["joint_names"]] if "joint_names" in z else []
-        return IdentificationData(z["t"], z["q"], z["effort"], joint_names=names, **opt)
+    """NPZ with arrays t, q, effort (optional qd, qdd, joint_names); sizes are checked before reading."""
+    with open(path, "rb") as f:
+        magic = f.read(6)
+    if not magic:
+        raise ValueError(f"{path}: the file is empty")
+    if magic.startswith(b"\x93NUMPY"):
+        raise ValueError(f"{path}: a single .npy array, not an NPZ archive (needs arrays t, q, effort)")
+    if not magic.startswith(b"PK"):
+        raise ValueError(f"{path}: not an NPZ (zip) archive")
+    try:
+        with np.load(path, allow_pickle=False) as z:
+            for k in ("t", "q", "effort"):
+                if k not in z:
+                    raise ValueError(f"{path}: NPZ file has no array {k!r} (needs t, q, effort)")
+            arrays = _npz_arrays(z, path)
+            names = [str(x) for x in arrays.pop("joint_names", [])]
+    except ValueError as exc:
+        if str(exc).startswith(str(path)):
+            raise
+        raise ValueError(f"{path}: not a readable NPZ file ({exc})") from exc
+    except (zipfile.BadZipFile, zlib.error, EOFError, OSError, KeyError) as exc:
+        if isinstance(exc, FileNotFoundError | IsADirectoryError | PermissionError):
+            raise
+        reason = str(exc) or type(exc).__name__
+        raise ValueError(f"{path}: not a readable NPZ file (truncated or corrupt: {reason})") from exc
+    try:
+        return IdentificationData(arrays["t"], arrays["q"], arrays["effort"], arrays.get("qd"), arrays.get("qdd"),
+                                  names)
+    except ValueError as exc:
+        raise ValueError(f"{path}: {exc}") from exc
 
 
 def save_npz(path: str | Path, data: IdentificationData) -> None:
@@ -123,19 +187,47 @@ def save_npz(path: str | Path, data: IdentificationData) -> None:
 
 
 def load_csv(path: str | Path) -> IdentificationData:
-    with open(path, newline="") as f:
-        rows = list(csv.reader(f))
-    if len(rows) < 3:
-        raise ValueError(f"{path}: CSV needs a header and at least 2 rows")
-    head = [h.strip() for h in rows[0]]
+    """CSV with a header ``t, q_<joint>..., effort_<joint>...`` (optional ``qd_``, ``qdd_``), one sample a row."""
+    size = Path(path).stat().st_size
+    if size == 0:
+        raise ValueError(f"{path}: the file is empty")
+    if size > MAX_CSV_BYTES:
+        raise ValueError(f"{path}: CSV file of {size} bytes; the maximum is {MAX_CSV_BYTES} bytes")
+    values = array.array("d")
+    rows = 0
     try:
-        table = np.array([[float(x) for x in r] for r in rows[1:] if r], dtype=float)
-    except ValueError as exc:
-        raise ValueError(f"{path}: non-numeric CSV entry ({exc})") from exc
-    if table.shape[1] != len(head):
-        raise ValueError(f"{path}: rows have {table.shape[1]} columns, the header {len(head)}")
-    if "t" not in head:
-        raise ValueError(f"{path}: CSV header has no 't' column")
+        with open(path, newline="", encoding="utf-8") as f:
+            reader = csv.reader(f)
+            head = [h.strip() for h in next(reader, [])]
+            if "t" not in head:
+                raise ValueError(f"{path}: CSV header has no 't' column (header: {head[:8]})")
+            if len(head) > 1 + 4 * MAX_JOINTS:
+                raise ValueError(f"{path}: CSV header has {len(head)} columns; the maximum is {1 + 4 * MAX_JOINTS}")
+            dup = sorted(h for h, c in Counter(head).items() if c > 1)
+            if dup:
+                raise ValueError(f"{path}: CSV header has duplicate columns {dup}")
+            for r in reader:
+                if not r:
+                    continue
+                if len(r) != len(head):
+                    raise ValueError(f"{path}: line {reader.line_num} has {len(r)} columns, the header {len(head)}")
+                for h, x in zip(head, r, strict=True):
+                    try:
+                        values.append(float(x))
+                    except ValueError:
+                        raise ValueError(f"{path}: line {reader.line_num}, column {h!r}: {x[:40]!r} is not a number"
+                                         ) from None
+                rows += 1
+                if rows > MAX_SAMPLES or len(values) > MAX_VALUES:
+                    raise ValueError(f"{path}: more than {min(rows, MAX_SAMPLES)} rows of {len(head)} columns; the "
+                                     f"maximum is {MAX_SAMPLES} rows, {MAX_VALUES} values")
+    except UnicodeDecodeError as exc:
+        raise ValueError(f"{path}: not a UTF-8 text CSV file ({exc.reason})") from exc
+    except csv.Error as exc:
+        raise ValueError(f"{path}: malformed CSV ({exc})") from exc
+    if rows < 2:
+        raise ValueError(f"{path}: CSV needs a header and at least 2 rows")
+    table = np.frombuffer(values, dtype=float).reshape(rows, len(head))
     names = [h[2:] for h in head if h.startswith("q_")]
     if not names:
         raise ValueError(f"{path}: CSV header has no q_<joint> columns")
@@ -148,8 +240,13 @@ def load_csv(path: str | Path) -> IdentificationData:
             return None
         return table[:, [head.index(k) for k in keys]]
 
-    return IdentificationData(table[:, head.index("t")], cols("q", True), cols("effort", True),
-                              cols("qd", False), cols("qdd", False), names)
+    try:
+        return IdentificationData(table[:, head.index("t")], cols("q", True), cols("effort", True),
+                                  cols("qd", False), cols("qdd", False), names)
+    except ValueError as exc:
+        if str(exc).startswith(str(path)):
+            raise
+        raise ValueError(f"{path}: {exc}") from exc
 
 
 def save_csv(path: str | Path, data: IdentificationData) -> None:
@@ -199,39 +296,81 @@ def write_bag(path: str | Path, data: IdentificationData, *, topic: str = JOINT_
 
 
 def load_bag(path: str | Path, *, topic: str = JOINT_STATES) -> IdentificationData:
-    """``/joint_states`` of a ROS 2 bag: positions, velocities (if every message has them), efforts."""
-    from rosbags.rosbag2 import Reader
+    """``/joint_states`` of a ROS 2 bag: positions, velocities (if every message has them), efforts.
+
+    An unreadable bag (unknown version, corrupt database or messages, bad metadata) raises a
+    ValueError naming the bag; so does a bag of more than :data:`MAX_SAMPLES` messages on ``topic``.
+    """
+    import sqlite3
+    import struct
+
+    import yaml
+    from rosbags.rosbag2 import Reader, ReaderError
 
     ts = _typestore()
     p = Path(path)
     if p.is_file() and p.suffix in (".db3", ".mcap"):
         p = p.parent
+    if not (p / "metadata.yaml").is_file():
+        raise ValueError(f"{path}: not a ROS 2 bag (no metadata.yaml in {str(p)!r})")
     t, q, qd, eff = [], [], [], []
     names: list[str] | None = None
-    with Reader(p) as reader:
-        conns = [c for c in reader.connections if c.topic == topic]
-        if not conns:
-            raise ValueError(f"{path}: no {topic} topic in the bag (topics: {sorted(reader.topics)})")
-        for conn, stamp_ns, raw in reader.messages(connections=conns):
-            msg = ts.deserialize_cdr(raw, conn.msgtype)
-            if names is None:
-                names = list(msg.name)
-            idx = [list(msg.name).index(x) for x in names] if list(msg.name) != names else list(range(len(names)))
-            if len(msg.position) != len(msg.name) or len(msg.effort) != len(msg.name):
-                raise ValueError(f"{path}: a JointState message lacks positions or efforts")
-            sec = msg.header.stamp.sec + 1e-9 * msg.header.stamp.nanosec
-            t.append(sec if sec > 0 else stamp_ns * 1e-9)
-            q.append(np.asarray(msg.position)[idx])
-            eff.append(np.asarray(msg.effort)[idx])
-            qd.append(np.asarray(msg.velocity)[idx] if len(msg.velocity) == len(msg.name) else None)
+    try:
+        with Reader(p) as reader:
+            conns = [c for c in reader.connections if c.topic == topic]
+            if not conns:
+                raise ValueError(f"{path}: no {topic} topic in the bag (topics: {sorted(reader.topics)})")
+            bad = sorted({c.msgtype for c in conns if c.msgtype != JOINT_STATE_TYPE})
+            if bad:
+                raise ValueError(f"{path}: {topic} has type {bad[0]}, {JOINT_STATE_TYPE} expected")
+            count = sum(int(c.msgcount) for c in conns)
+            if count > MAX_SAMPLES:
+                raise ValueError(f"{path}: {topic} has {count} messages; the maximum is {MAX_SAMPLES}")
+            for conn, stamp_ns, raw in reader.messages(connections=conns):
+                if len(t) >= MAX_SAMPLES:
+                    raise ValueError(f"{path}: {topic} has more than {MAX_SAMPLES} messages (the maximum)")
+                msg = ts.deserialize_cdr(raw, conn.msgtype)
+                if names is None:
+                    names = list(msg.name)
+                    if len(names) > MAX_JOINTS or len(set(names)) != len(names):
+                        raise ValueError(f"{path}: a JointState message has {len(names)} joint names, "
+                                         f"{len(set(names))} distinct (at most {MAX_JOINTS})")
+                if list(msg.name) != names:
+                    missing = [x for x in names if x not in msg.name]
+                    if missing:
+                        raise ValueError(f"{path}: a JointState message lacks the joints {missing}")
+                    idx = [list(msg.name).index(x) for x in names]
+                else:
+                    idx = list(range(len(names)))
+                if len(msg.position) != len(msg.name) or len(msg.effort) != len(msg.name):
+                    raise ValueError(f"{path}: a JointState message lacks positions or efforts")
+                sec = msg.header.stamp.sec + 1e-9 * msg.header.stamp.nanosec
+                t.append(sec if sec > 0 else stamp_ns * 1e-9)
+                q.append(np.asarray(msg.position)[idx])
+                eff.append(np.asarray(msg.effort)[idx])
+                qd.append(np.asarray(msg.velocity)[idx] if len(msg.velocity) == len(msg.name) else None)
+    except ValueError as exc:
+        if str(exc).startswith(str(path)):
+            raise
+        raise ValueError(f"{path}: cannot read the ROS 2 bag ({exc})") from exc
+    except Exception as exc:  # a corrupt bag fails in many ways inside rosbags (serde, storage, metadata)
+        known = (ReaderError, yaml.YAMLError, sqlite3.Error, struct.error, KeyError, IndexError, TypeError,
+                 AttributeError, EOFError, OSError)
+        if not (isinstance(exc, known) or type(exc).__module__.startswith("rosbags")):
+            raise
+        reason = " ".join(str(exc).split()) or type(exc).__name__
+        raise ValueError(f"{path}: cannot read the ROS 2 bag ({reason})") from exc
     if not t:
         raise ValueError(f"{path}: {topic} has no messages")
     vel = np.array(qd) if all(v is not None for v in qd) else None
     t_arr = np.array(t)
     order = np.argsort(t_arr, kind="stable")
     keep = order[np.concatenate([[True], np.diff(t_arr[order]) > 0])]  # drop duplicate stamps
-    return IdentificationData(t_arr[keep], np.array(q)[keep], np.array(eff)[keep],
-                              None if vel is None else vel[keep], None, names or [])
+    try:
+        return IdentificationData(t_arr[keep], np.array(q)[keep], np.array(eff)[keep],
+                                  None if vel is None else vel[keep], None, names or [])
+    except ValueError as exc:
+        raise ValueError(f"{path}: {exc}") from exc
 
 
 def load_data(path: str | Path) -> IdentificationData:
@@ -239,6 +378,8 @@ def load_data(path: str | Path) -> IdentificationData:
     p = Path(path)
     if not p.exists():
         raise FileNotFoundError(f"no data file or bag {str(path)!r}")
+    if not (p.is_dir() or p.is_file()):
+        raise ValueError(f"{path}: not a regular file or a bag directory")
     if p.is_dir() or p.suffix in (".db3", ".mcap"):
         return load_bag(p)
     if p.suffix == ".npz":
