@@ -18,7 +18,7 @@ setup(
         ("share/" + package_name + "/urdf", glob("urdf/*.urdf")),
     ],
     package_data={"robot_dynamics": ["py.typed"]},
-    install_requires=["setuptools", "numpy", "scipy", "sympy", "urdf-parser-py", "PyYAML", "matplotlib"],
+    install_requires=["setuptools", "numpy", "scipy", "sympy", "urdf-parser-py", "xacro", "PyYAML", "matplotlib"],
     extras_require={"sim": ["mujoco"], "test": ["pytest", "hypothesis", "pin", "example-robot-data"]},
     zip_safe=True,
     maintainer="robot_dynamics developers",

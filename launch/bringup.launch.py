@@ -2,7 +2,8 @@
 
 ros2 launch robot_dynamics bringup.launch.py robot:=rx90 sim:=mujoco|gazebo|none rviz:=true use_sim_time:=auto
 
-* robot: a bundled robot (rx90, stanford, scara, planar2r) or a URDF path;
+* robot: a bundled robot (rx90, stanford, scara, planar2r), a URDF path or a .xacro path (expanded
+  once with xacro_args:="l1:=0.4 m2:=3" into a URDF file that every node then reads);
 * sim:=mujoco: robot_dynamics' MuJoCo arm (speaks the ros2_control topics itself);
   sim:=gazebo: gz_ros2_control in Gazebo (ros_gz_sim), controllers spawned from a generated YAML;
   sim:=none: a real arm through ros2_control (controller_manager ros2_control_node, the URDF's own
@@ -24,7 +25,7 @@ from launch_ros.parameter_descriptions import ParameterValue
 from launch_ros.substitutions import FindPackageShare
 
 from launch import LaunchDescription
-from robot_dynamics.robots import load_model, resolve_urdf
+from robot_dynamics.robots import load_model, read_description, robot_stem
 from robot_dynamics.ros.node_set import config_dir, node_set
 from robot_dynamics.ros2_control import PLUGINS, add_ros2_control, controllers_yaml
 
@@ -37,10 +38,13 @@ def _launch_setup(context, *args, **kwargs):
     mock = LaunchConfiguration("use_mock_hardware").perform(context).lower() == "true"
     use_sim_time = (sim != "none") if sim_time_arg == "auto" else sim_time_arg == "true"
 
-    urdf_path = resolve_urdf(robot)
-    model = load_model(str(urdf_path))
-    urdf = urdf_path.read_text()
+    xacro_args = LaunchConfiguration("xacro_args").perform(context).split()
     tmp = Path(tempfile.mkdtemp(prefix="robot_dynamics_launch_"))
+    urdf_path, urdf = read_description(robot, xacro_args)
+    if urdf_path.name.endswith(".xacro"):  # every node reads the expanded file
+        urdf_path = tmp / f"{robot_stem(urdf_path)}.urdf"
+        urdf_path.write_text(urdf, encoding="utf-8")
+    model = load_model(str(urdf_path))
     controllers = tmp / "ros2_controllers.yaml"
     controllers.write_text(controllers_yaml(model.joint_names))
     if sim == "gazebo":
@@ -84,7 +88,9 @@ def _launch_setup(context, *args, **kwargs):
 
 def generate_launch_description() -> LaunchDescription:
     return LaunchDescription([
-        DeclareLaunchArgument("robot", default_value="rx90", description="bundled robot name or URDF path"),
+        DeclareLaunchArgument("robot", default_value="rx90", description="bundled robot name, URDF or .xacro path"),
+        DeclareLaunchArgument("xacro_args", default_value="",
+                              description="arguments of a .xacro robot, space separated name:=value pairs"),
         DeclareLaunchArgument("sim", default_value="mujoco", choices=["mujoco", "gazebo", "none"]),
         DeclareLaunchArgument("rviz", default_value="true"),
         DeclareLaunchArgument("use_sim_time", default_value="auto", description="true|false|auto (true with a simulator)"),

@@ -32,13 +32,31 @@ The standard parameters of link j are ``XX XY XZ YY YZ ZZ MX MY MZ M`` (000 eq. 
       base whose axis is ⊥ g.
 
     Step (c) is then checked numerically on a stacked regressor: the standard columns must
-    equal ``W_b K`` and the candidate base columns must be independent.  A dependency the
-    rules above miss (special geometry) is grouped numerically (eliminating the parameter
-    of the farthest link, 000 §6), and the affected relations carry float coefficients;
-    ``numerical`` lists them and ``method`` says so.
+    equal ``W_b K`` (to round-off) and the candidate base columns must be independent.  A
+    dependency among *inertial* columns that the rules above miss is grouped numerically
+    (eliminating the parameter of the farthest link, 000 §6), and the affected relations
+    carry float coefficients; ``numerical`` lists them and ``method`` says so.  Rotor
+    inertia and friction (Ia, Fc, Fv) are never grouped through a fitted coefficient: they
+    enter a relation only through the exact rules above (Fc, Fv never do).
+
+Tolerance policy
+----------------
+* Geometry: an angle is treated as exactly 0, ±π/2 or π, a length as exactly 0, only when it
+  is so to round-off (``ROUND_OFF_TOL`` = 1e-15 rad or m, the same constant the URDF
+  converter snaps with).  Anything else uses the general case of the rules, which is exact
+  for any value: xarm7's α₂ = -π/2 + 3.7e-6 keeps Ia2 (63 parameters, not 62).  Derived
+  tests (parallel axes, axes through a point) allow the round-off of composing n frames:
+  ``(n + 1) · ROUND_OFF_TOL · max(1 m, Σ|d| + |r|)``.
+* Rank: columns are put in units of the robot's length L (:func:`column_weights`; not unit
+  norm, which would amplify the cancellation round-off of structurally tiny columns into
+  false rank), and a direction is independent when its singular value exceeds
+  ``ε_r · σ_max`` of the scaled matrix, with ``ε_r = max(N, p) · eps`` (the bound on the
+  rounding error of an N×p matrix, as numpy's ``matrix_rank``).  ``tol`` overrides ``ε_r``.
+  A dependency involving Ia is never grouped numerically: the column stays (noted).
 
 Numerical method (Gautier): QR with column pivoting of the stacked regressor of random
-states gives the rank, independent columns and ``β = R1⁻¹R2`` (:func:`numerical_base_parameters`).
+states gives the independent columns and ``β = R1⁻¹R2``, the rank by the rule above
+(:func:`numerical_base_parameters`).
 """
 
 from __future__ import annotations
@@ -54,6 +72,7 @@ import sympy as sp
 from .inverse_dynamics import _gravity_r0
 from .mdh import PRISMATIC
 from .robot_model import INERTIAL_NAMES
+from .urdf_conversion import ROUND_OFF_TOL
 
 __all__ = [
     "BaseParameters",
@@ -67,9 +86,8 @@ __all__ = [
 PARAM_KINDS = INERTIAL_NAMES + ("Ia", "Fc", "Fv")
 XX, XY, XZ, YY, YZ, ZZ, MX, MY, MZ, M, IA, FC, FV = range(13)
 _J_IDX = {(0, 0): XX, (0, 1): XY, (0, 2): XZ, (1, 1): YY, (1, 2): YZ, (2, 2): ZZ}
-_ANGLE_TOL = 1e-10
-_LEN_TOL = 1e-12
-_GEOM_TOL = 1e-9
+_EPS = float(np.finfo(float).eps)
+_RESIDUAL_TOL = 1e-11  # closed-form relations must reproduce W to round-off (relative to max |W|)
 
 Form = dict[int, Any]  # standard column index -> coefficient (float or sympy)
 
@@ -188,50 +206,67 @@ def stacked_regressor(model: Any, samples: int | None = None, seed: int = 0) -> 
     return model.regressor(q, qd, qdd).reshape(samples * n, 13 * n)
 
 
-_ZERO_COLUMN = 1e-10
+def rank_tolerance(shape: tuple[int, ...], tol: float | None = None) -> float:
+    """Relative rank tolerance ``ε_r`` of an N×p matrix: ``max(N, p) · eps`` unless ``tol`` is given."""
+    return float(tol) if tol is not None else max(shape) * _EPS
 
 
-def _column_scale(w: np.ndarray) -> np.ndarray:
-    """Column norms; columns below ``_ZERO_COLUMN`` times the largest are zero columns (rounding only)."""
-    s = np.linalg.norm(w, axis=0)
-    return np.where(s > _ZERO_COLUMN * max(float(s.max(initial=0.0)), 1e-300), s, np.inf)
+def column_weights(model: Any) -> np.ndarray:
+    """Physical column scaling (13n,): the regressor in units of a characteristic length L.
+
+    L = Σ|d_j| + |r_j| (1 m if 0).  J and Ia columns × L², MS × L, M × 1, Fc and Fv × L², so
+    every column is of the order of a torque of a unit mass at distance L: the rank does not
+    depend on the length unit or the robot's size.  Normalising columns by their norms is not
+    used: a structurally tiny column (xarm7: M2 at 9e-14 of the largest, r2 = 1.1e-6 m) is
+    mostly cancellation round-off, and unit norm would blow that up into false rank.
+    """
+    size = float(np.sum(np.abs(model.d)) + np.sum(np.abs(model.r)))
+    ell = size if size > 0 else 1.0
+    per_link = np.array([ell**2] * 6 + [ell] * 3 + [1.0] + [ell**2] * 3)
+    return np.tile(per_link, model.dof)
+
+
+def numerical_rank(w: np.ndarray, tol: float | None = None, weights: np.ndarray | None = None) -> int:
+    """Numerical rank of ``w · diag(weights)``: singular values above ``ε_r · σ_max`` (module docstring)."""
+    ws = w if weights is None else w * weights
+    if not ws.size:
+        return 0
+    sv = np.linalg.svd(ws, compute_uv=False)
+    return int(np.sum(sv > rank_tolerance(w.shape, tol) * max(float(sv[0]), 1e-300)))
 
 
 def numerical_base_parameters(
-    model: Any, samples: int | None = None, seed: int = 0, tol: float = 1e-9
+    model: Any, samples: int | None = None, seed: int = 0, tol: float | None = None
 ) -> NumericalBaseParameters:
     """Rank and identifiable combinations by QR with column pivoting (Gautier's approach).
 
-    Columns are normalised before the decomposition; the rank counts the diagonal entries
-    of R above ``tol * |R_11|``.  ``β = R1⁻¹R2`` expresses the dependent columns:
-    ``W_dep = W_base β``, so the base values are ``x_base + β x_dep``.
+    Columns are scaled by :func:`column_weights`; the rank is :func:`numerical_rank` (``tol``:
+    relative tolerance, default ``max(N, p) · eps``).  ``β = R1⁻¹R2`` expresses the dependent
+    columns: ``W_dep = W_base β``, so the base values are ``x_base + β x_dep``.
     """
     _check_model(model)
     _check_options(samples, tol)
     w = stacked_regressor(model, samples, seed)
-    scale = _column_scale(w)
-    ws = w / scale  # zero columns (no effect) become exactly 0
-    nonzero = np.isfinite(scale)
+    dw = column_weights(model)
+    ws = w * dw
     r_mat, piv = scipy.linalg.qr(ws, mode="r", pivoting=True)
     diag = np.abs(np.diag(r_mat))
-    rank = int(np.sum(diag > tol * max(diag[0], 1e-300))) if diag.size else 0
-    rank = min(rank, int(nonzero.sum()))
+    rank = numerical_rank(w, tol, dw)
     r1, r2 = r_mat[:rank, :rank], r_mat[:rank, rank:]
     beta_s = scipy.linalg.solve_triangular(r1, r2)  # in scaled columns
     cols, dep = piv[:rank], piv[rank:]
     k = np.zeros((rank, w.shape[1]))
     k[np.arange(rank), cols] = 1.0
-    k[:, dep] = np.where(nonzero[dep][None, :], beta_s * np.where(nonzero[dep], scale[dep], 0.0)[None, :], 0.0)
-    k[:, dep] /= scale[cols][:, None]
+    k[:, dep] = dw[cols][:, None] * beta_s / dw[dep][None, :]
     names = [model.standard_parameter_names[c] for c in cols]
     return NumericalBaseParameters(rank, names, cols, k, k @ model.standard_parameter_values, diag, model)
 
 
 # ----------------------------------------------------------------- geometry
 def _special_trig(angle: float) -> tuple[int, int] | None:
-    """Exact (cos, sin) when the angle is a multiple of π/2."""
+    """Exact (cos, sin) when the angle is a multiple of π/2 to round-off (``ROUND_OFF_TOL``)."""
     k = round(angle / (math.pi / 2))
-    if abs(angle - k * math.pi / 2) < _ANGLE_TOL:
+    if abs(angle - k * math.pi / 2) <= ROUND_OFF_TOL:
         return [(1, 0), (0, 1), (-1, 0), (0, -1)][k % 4]
     return None
 
@@ -263,7 +298,7 @@ def _geometry(model: Any) -> _Geometry:
                 trig[cs], trig[sn] = sp.cos(s), sp.sin(s)
                 row_s += [cs, sn]
         for val, name in ((jt.d, "d"), (jt.r, "r")):
-            if abs(val) < _LEN_TOL:
+            if abs(val) <= ROUND_OFF_TOL:
                 row_n.append(0.0)
                 row_s.append(sp.Integer(0))
             else:
@@ -291,12 +326,20 @@ class _Kinematics:
     fixed_point: list[Any] = field(default_factory=list)  # revolute, g = 0: [(k, ±1)] coaxial chain to C
 
 
-def _parallel(a: np.ndarray, b: np.ndarray) -> bool:
-    return bool(np.linalg.norm(np.cross(a, b)) < _GEOM_TOL)
+def _geom_tols(model: Any) -> tuple[float, float]:
+    """Round-off of derived geometry after composing n frames: directions ``(n + 1) · ROUND_OFF_TOL``,
+    lengths that times ``max(1 m, Σ|d| + |r|)``."""
+    size = float(np.sum(np.abs(model.d)) + np.sum(np.abs(model.r)))
+    return (model.dof + 1) * ROUND_OFF_TOL, (model.dof + 1) * ROUND_OFF_TOL * max(1.0, size)
 
 
 def _kinematics(model: Any, g0: np.ndarray) -> _Kinematics:
     n = model.dof
+    geom_tol, len_tol = _geom_tols(model)
+
+    def _parallel(a: np.ndarray, b: np.ndarray, tol: float = geom_tol) -> bool:
+        return bool(np.linalg.norm(np.cross(a, b)) <= tol)
+
     frames = model.link_frames(np.zeros(n))
     z = frames[:, :3, 2]
     o = frames[:, :3, 3]
@@ -329,33 +372,33 @@ def _kinematics(model: Any, g0: np.ndarray) -> _Kinematics:
             if model.sigma[k - 1] == PRISMATIC:
                 kin_free &= fixed_u and _parallel(z[k], u)
             else:
-                kin_free &= _parallel(z[k], o[j] - o[k]) or bool(np.linalg.norm(o[j] - o[k]) < _GEOM_TOL)
+                kin_free &= _parallel(z[k], o[j] - o[k], len_tol) or bool(np.linalg.norm(o[j] - o[k]) <= len_tol)
         pot_const = gdir is None or (fixed_u and _parallel(u, gdir))
         out.mxy_free.append(bool(kin_free and pot_const and not prism))
         a = int(model.antecedent[j - 1])
         # g = 0 and a fixed point C = O_j + s z_j on axis j (every ancestor revolute, all axes through C):
         # only J about C matters, so MX_j, MY_j group into XZ_j, YZ_j (s = -r_j - Σ ±r_k, coaxial chain)
         chain: list[tuple[int, int]] | None = None
-        if gdir is None and not prism and not out.mxy_free[-1] and a > 0 and abs(model.d[j - 1]) < _LEN_TOL \
+        if gdir is None and not prism and not out.mxy_free[-1] and a > 0 and abs(model.d[j - 1]) <= ROUND_OFF_TOL \
                 and all(model.sigma[k - 1] != PRISMATIC for k in anc):
             chain, k = [], a
             while True:
                 ok = k if k > 0 else 0
-                if all(_parallel(z[m], o[ok] - o[m]) or np.linalg.norm(o[ok] - o[m]) < _GEOM_TOL for m in anc):
+                if all(_parallel(z[m], o[ok] - o[m], len_tol) or np.linalg.norm(o[ok] - o[m]) <= len_tol for m in anc):
                     break
-                if k == 0 or abs(model.d[k - 1]) >= _LEN_TOL or not _parallel(z[k], z[j]):
+                if k == 0 or abs(model.d[k - 1]) > ROUND_OFF_TOL or not _parallel(z[k], z[j]):
                     chain = None
                     break
                 chain.append((k, int(round(float(z[k] @ z[j])))))
                 k = int(model.antecedent[k - 1])
         out.fixed_point.append(chain)
         ua = out.rot_dir[a - 1] if a > 0 else None
-        out.ia_on_zz.append(bool(not prism and (ua is None or (isinstance(ua, np.ndarray) and abs(ua @ z[j]) < _GEOM_TOL))))
+        out.ia_on_zz.append(bool(not prism and (ua is None or (isinstance(ua, np.ndarray) and abs(ua @ z[j]) <= geom_tol))))
         # prismatic j translating along u (or never rotating), no velocity of O_a along z_j, g ⊥ z_j:
         # |v_j|² = |v_rigid|² + q̇_j², so M_j splits into a mass fixed on a(j) and the Ia_j column
         along = u is None or (fixed_u and _parallel(z[j], u))
-        perp = all(abs(z[k] @ z[j]) < _GEOM_TOL for k in anc if model.sigma[k - 1] == PRISMATIC)
-        out.m_to_ia.append(bool(prism and along and perp and (gdir is None or abs(gdir @ z[j]) < _GEOM_TOL)))
+        perp = all(abs(z[k] @ z[j]) <= geom_tol for k in anc if model.sigma[k - 1] == PRISMATIC)
+        out.m_to_ia.append(bool(prism and along and perp and (gdir is None or abs(gdir @ z[j]) <= geom_tol)))
         out.parallel_prismatic.append(bool(prism and fixed_u and _parallel(z[j], u)))
         if prism and fixed_u and not _parallel(z[j], u):
             uj = frames[j, :3, :3].T @ u
@@ -508,16 +551,19 @@ def _check_model(model: Any) -> None:
 def _check_options(samples: Any, tol: Any) -> None:
     if samples is not None and (isinstance(samples, bool) or not isinstance(samples, (int, np.integer)) or samples < 1):
         raise ValueError(f"samples must be a positive integer, got {samples!r}")
-    if not (isinstance(tol, (int, float)) and 0.0 < tol < 1.0):
+    if tol is not None and not (isinstance(tol, (int, float)) and not isinstance(tol, bool) and 0.0 < tol < 1.0):
         raise ValueError(f"tol must be in (0, 1), got {tol!r}")
 
 
 # ----------------------------------------------------------------- main entry
-def base_parameters(model: Any, samples: int | None = None, seed: int = 0, tol: float = 1e-9) -> BaseParameters:
+def base_parameters(
+    model: Any, samples: int | None = None, seed: int = 0, tol: float | None = None
+) -> BaseParameters:
     """Base parameters of ``model`` by the closed-form method of 000 with a numerical step (c).
 
     ``samples``/``seed`` set the random states of the step (c) check, ``tol`` its relative
-    rank tolerance.  Gravity is ``model.gravity`` (its direction matters, theorem 3).
+    rank tolerance (default ``max(N, p) · eps``, module docstring).  Gravity is
+    ``model.gravity`` (its direction matters, theorem 3).
     """
     _check_model(model)
     _check_options(samples, tol)
@@ -553,25 +599,35 @@ def base_parameters(model: Any, samples: int | None = None, seed: int = 0, tol: 
     w = stacked_regressor(model, samples, seed)
     wn = max(float(np.abs(w).max()), 1e-300)
     resid = float(np.abs(w - w[:, cols_a] @ kmat).max()) / wn
-    if resid > 1e-8:
+    if resid > _RESIDUAL_TOL:
         notes.append(f"closed-form relations do not reproduce the regressor (residual {resid:.2e}); numerical fallback")
-        return _numerical_fallback(model, w, tol, notes)
-    keep, dep_coef = _sequential_independence(w[:, cols_a], tol)
-    if len(keep) < nb:
+        return _numerical_fallback(model, w, rank_tolerance(w.shape, tol), notes)
+    rtol = rank_tolerance(w.shape, tol)
+    # Fc, Fv columns (sign(q̇_j), q̇_j) are independent of everything else: never scanned, never grouped
+    scan = [b for b in range(nb) if cols[b] % 13 not in (FC, FV)]
+    inertial = [cols[b] % 13 < IA for b in scan]
+    dw = column_weights(model)[cols_a[scan]]
+    keep_s, dep_s, weak_s = _sequential_independence(w[:, cols_a[scan]] * dw, rtol, inertial)
+    dep_s = {b: {t: c * dw[t] / dw[b] for t, c in coef.items()} for b, coef in dep_s.items()}  # unweighted
+    weak = [scan[t] for t in weak_s]
+    for b in weak:
+        notes.append(f"step (c): {names[b]} is numerically dependent at the rank tolerance but cannot be grouped "
+                     "exactly (rotor inertia, or dependent on one); kept as a separate parameter")
+    if dep_s:
         method = "closed-form + numerical step (c)"
-        for b_dep, coef in dep_coef.items():
-            notes.append(f"step (c): {names[b_dep]} depends on " + ", ".join(
-                f"{names[keep[t]]}" for t in np.flatnonzero(np.abs(coef) > 1e-12)))
-            for t, c in enumerate(coef):
-                if abs(c) > 1e-12:
-                    b = keep[t]
-                    kmat[b] += c * kmat[b_dep]
-                    rel_sym[b] = rel_sym[b] + sp.Float(c, 15) * rel_sym[b_dep]
-                    names[b] = f"{PARAM_KINDS[cols[b] % 13]}R{cols[b] // 13 + 1}"
-                    if b not in numerical_idx:
-                        numerical_idx.append(b)
+        for t_dep, coef in dep_s.items():
+            b_dep = scan[t_dep]
+            notes.append(f"step (c): {names[b_dep]} depends on " + ", ".join(names[scan[t]] for t in coef))
+            for t, c in coef.items():
+                b = scan[t]
+                kmat[b] += c * kmat[b_dep]
+                rel_sym[b] = rel_sym[b] + sp.Float(c, 15) * rel_sym[b_dep]
+                names[b] = f"{PARAM_KINDS[cols[b] % 13]}R{cols[b] // 13 + 1}"
+                if b not in numerical_idx:
+                    numerical_idx.append(b)
         numerical = [names[b] for b in numerical_idx]
-        keep_l = list(keep)
+        drop = {scan[t] for t in dep_s}
+        keep_l = [b for b in range(nb) if b not in drop]
         kmat = kmat[keep_l]
         cols_a = cols_a[keep_l]
         names = [names[b] for b in keep_l]
@@ -587,47 +643,67 @@ def base_parameters(model: Any, samples: int | None = None, seed: int = 0, tol: 
     return BaseParameters(names, values, rel_sym, eliminated, kmat, cols_a, method, model, numerical, notes, geo.subs)
 
 
-def _sequential_independence(wc: np.ndarray, tol: float) -> tuple[list[int], dict[int, np.ndarray]]:
+def _sequential_independence(
+    wc: np.ndarray, rtol: float, inertial: list[bool]
+) -> tuple[list[int], dict[int, dict[int, float]], list[int]]:
     """Scan columns in order (base to tip); keep those independent of the previous kept ones.
 
-    Returns the kept indices and, for each dependent column, its coefficients on the kept
-    columns that precede it (``w_dep = W_kept c``), so the farthest parameter is eliminated.
+    ``wc``: weighted columns (:func:`column_weights`).  A column is dependent when adding it
+    to the kept ones adds no singular value above ``rtol · σ_max(wc)`` (the rank rule).  Returns the kept indices, for each
+    groupable dependent column (an inertial column in the span of the kept *inertial* columns
+    before it) its coefficients ``{kept index: c}`` with ``wc_dep = Σ c wc_kept`` (the farthest
+    parameter is eliminated), and the dependent columns that cannot be grouped exactly (rotor
+    inertia, or an inertial column needing a rotor-inertia column): those stay separate.
     """
-    scale = _column_scale(wc)
-    ws = wc / scale
-    basis = np.zeros((ws.shape[0], 0))
+    if not wc.size:
+        return [], {}, []
+    sv = np.linalg.svd(wc, compute_uv=False)
+    thr = rtol * max(float(sv[0]), 1e-300)
+    if sv[-1] > thr and wc.shape[0] >= wc.shape[1]:
+        return list(range(wc.shape[1])), {}, []
     keep: list[int] = []
-    dep: dict[int, np.ndarray] = {}
-    for b in range(ws.shape[1]):
-        v = ws[:, b]
-        res = v - basis @ (basis.T @ v)
-        res = res - basis @ (basis.T @ res)  # re-orthogonalise
-        if np.linalg.norm(res) > math.sqrt(tol):
-            basis = np.column_stack([basis, res / np.linalg.norm(res)])
+    dep: dict[int, dict[int, float]] = {}
+    weak: list[int] = []
+    for b in range(wc.shape[1]):
+        v = wc[:, b]
+        if np.linalg.svd(wc[:, keep + [b]], compute_uv=False)[-1] > thr:
             keep.append(b)
-        else:
-            c = np.zeros(ws.shape[1])
-            if keep:
-                c[keep] = np.linalg.lstsq(wc[:, keep], wc[:, b], rcond=None)[0]
-            dep[b] = c
-    return keep, {b: c[keep] for b, c in dep.items()}
+            continue
+        if not inertial[b]:
+            weak.append(b)
+            continue
+        src = [t for t in keep if inertial[t]]
+        y = np.linalg.lstsq(wc[:, src], v, rcond=None)[0] if src else np.zeros(0)
+        if np.linalg.norm(v - wc[:, src] @ y) > thr:
+            weak.append(b)  # needs a rotor-inertia column: no fitted coefficient between Ia and inertia
+            continue
+        dep[b] = {t: float(yt) for t, yt in zip(src, y, strict=True)
+                  if abs(yt) * np.linalg.norm(wc[:, t]) > thr}  # drop round-off contributions
+    return keep, dep, weak
 
 
-def _numerical_fallback(model: Any, w: np.ndarray, tol: float, notes: list[str]) -> BaseParameters:
-    """Whole-model numerical grouping in base-to-tip order (used only if the closed form fails)."""
+def _numerical_fallback(model: Any, w: np.ndarray, rtol: float, notes: list[str]) -> BaseParameters:
+    """Whole-model numerical grouping in base-to-tip order (used only if the closed form fails).
+
+    Inertial columns are grouped among themselves only; Ia, Fc, Fv stay separate parameters."""
     names_std = model.standard_parameter_names
     std_syms = [sp.Symbol(s, real=True) for s in names_std]
-    nz = [int(c) for c in np.flatnonzero(np.isfinite(_column_scale(w)))]
-    keep, dep = _sequential_independence(w[:, nz], tol)
-    kmat = np.zeros((len(keep), w.shape[1]))
-    for t, b in enumerate(keep):
-        kmat[t, nz[b]] = 1.0
-    for b, c in dep.items():
-        kmat[:, nz[b]] += c
-    cols = np.array([nz[b] for b in keep], dtype=int)
-    rels = [sp.Add(*[sp.Float(v, 15) * std_syms[c] for c, v in enumerate(row) if abs(v) > 1e-12]) for row in kmat]
+    scan = [c for c in range(w.shape[1]) if c % 13 not in (FC, FV)]
+    dw = column_weights(model)[scan]
+    keep, dep, weak = _sequential_independence(w[:, scan] * dw, rtol, [c % 13 < IA for c in scan])
+    dep = {b: {t: c * dw[t] / dw[b] for t, c in coef.items()} for b, coef in dep.items()}  # unweighted
+    kept_cols = sorted([scan[t] for t in keep + weak] + [c for c in range(w.shape[1]) if c % 13 in (FC, FV)])
+    row = {c: i for i, c in enumerate(kept_cols)}
+    kmat = np.zeros((len(kept_cols), w.shape[1]))
+    for c in kept_cols:
+        kmat[row[c], c] = 1.0
+    for t_dep, coef in dep.items():
+        for t, c in coef.items():
+            kmat[row[scan[t]], scan[t_dep]] += c
+    cols = np.array(kept_cols, dtype=int)
+    rels = [sp.Add(*[sp.Float(v, 15) * std_syms[c] for c, v in enumerate(r) if v != 0.0]) for r in kmat]
     names = [f"{names_std[c][:-len(str(c // 13 + 1))]}R{c // 13 + 1}" for c in cols]
-    elim = [names_std[c] for c in range(w.shape[1]) if not np.any(np.abs(kmat[:, c]) > 1e-12)]
+    elim = [names_std[c] for c in range(w.shape[1]) if not np.any(kmat[:, c] != 0.0)]
     return BaseParameters(names, kmat @ model.standard_parameter_values, rels, elim, kmat, cols, "numerical",
                           model, list(names), notes)
 

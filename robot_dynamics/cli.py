@@ -11,6 +11,10 @@ Commands (names and flags are a contract):
   identify URDF DATA [--method ols|wls] [-o YAML] [--model-output YAML] [--urdf-output URDF] [--json]
   identify-record --robot NAME --output DIR [--duration S] [--model-error E] [--json]
 
+Every command that takes a URDF (or ``--robot``) also takes a ``.xacro`` / ``.urdf.xacro`` file, expanded
+with ``--xacro-arg name:=value`` (repeatable); the commands that build a model in this process take
+``--allow-inconsistent-inertia`` (a physically impossible link inertia is then a warning, not an error).
+
 Errors: one line on stderr, ``robot-dynamics <command>: error: <cause>``, and exit code 2, never a
 traceback (``--debug`` or ROBOT_DYNAMICS_DEBUG=1 shows it).  Numbers are checked (finite, in range),
 goals against the joint limits, files before they are read, and sizes before anything is allocated.
@@ -23,7 +27,9 @@ import json
 import math
 import os
 import sys
+import tempfile
 from collections.abc import Callable, Sequence
+from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
@@ -107,6 +113,61 @@ def _check_urdf(name: str, what: str = "URDF") -> None:
         raise CliError(f"{what} {name!r} is not a text file (not UTF-8); a URDF (XML) file is expected") from None
     if not text.lstrip("\ufeff \t\r\n").startswith("<"):
         raise CliError(f"{what} {name!r} is not XML; a URDF file is expected")
+
+
+def _xacro_arg(text: str) -> str:
+    """argparse ``type`` of ``--xacro-arg``: ``name:=value``."""
+    from .urdf_conversion import xacro_mappings
+
+    try:
+        xacro_mappings([text])
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+    return text
+
+
+def _add_description_options(parser: argparse.ArgumentParser, inertia: bool = True) -> None:
+    parser.add_argument("--xacro-arg", dest="xacro_arg", action="append", type=_xacro_arg, default=[],
+                        metavar="NAME:=VALUE", help="argument of a .xacro robot description (repeatable)")
+    if inertia:
+        parser.add_argument("--allow-inconsistent-inertia", action="store_true",
+                            help="accept physically inconsistent link inertias with a warning instead of an error")
+
+
+# commands that hand the robot to node processes: a .xacro is expanded once into a temporary URDF file
+_NODE_COMMANDS = ("bringup", "demo", "identify-record")
+
+
+def _description_context(args: argparse.Namespace, stack: ExitStack) -> None:
+    """Apply ``--xacro-arg`` / ``--allow-inconsistent-inertia`` to whatever the command loads."""
+    from .robots import load_options, read_description, resolve_urdf, robot_stem
+    from .urdf_conversion import is_xacro_path
+
+    xacro_args = list(getattr(args, "xacro_arg", None) or [])
+    options: dict[str, Any] = {}
+    if getattr(args, "allow_inconsistent_inertia", False):
+        options["allow_inconsistent_inertia"] = True
+    attr = "urdf" if hasattr(args, "urdf") else "robot" if hasattr(args, "robot") else None
+    name = getattr(args, attr) if attr else None
+    path = None
+    if name is not None:
+        try:
+            path = resolve_urdf(name)
+        except FileNotFoundError:
+            path = None  # reported by the command's own checks
+    if path is not None and is_xacro_path(str(path)):
+        if args.command in _NODE_COMMANDS:
+            _, text = read_description(str(path), xacro_args)
+            tmp = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="robot_dynamics_xacro_")))
+            expanded = tmp / f"{robot_stem(path)}.urdf"
+            expanded.write_text(text, encoding="utf-8")
+            setattr(args, attr, str(expanded))
+        else:
+            options["xacro_args"] = xacro_args
+    elif xacro_args:
+        option = "--robot" if attr == "robot" else "URDF"
+        raise CliError(f"--xacro-arg given but {option} {name!r} is not a .xacro file")
+    stack.enter_context(load_options(**options))
 
 
 def _load_model(name: str, **kw: Any) -> Any:
@@ -355,6 +416,7 @@ def build_parser() -> argparse.ArgumentParser:
     dh.add_argument("--base", default=None, help="base link (default: the URDF root)")
     dh.add_argument("--tip", default=None, help="tip link (default: the unique leaf)")
     dh.add_argument("--format", choices=("table", "yaml", "json"), default="table")
+    _add_description_options(dh)
     dh.set_defaults(func=_cmd_dh)
 
     sim = sub.add_parser("simulate", help="closed-loop simulation in MuJoCo (no ROS)")
@@ -368,6 +430,7 @@ def build_parser() -> argparse.ArgumentParser:
     sim.add_argument("--seed", type=_number(int, lo=0, hi=MAX_SEED), default=0)
     sim.add_argument("--json", action="store_true", help="print the metrics as one JSON object")
     sim.add_argument("--plot", default=None, help="write reference/actual/error/torque plots to this PNG")
+    _add_description_options(sim)
     sim.set_defaults(func=_cmd_simulate)
 
     plan = sub.add_parser("plan", help="plan a synchronized joint trajectory (001 ch. 8)")
@@ -382,6 +445,7 @@ def build_parser() -> argparse.ArgumentParser:
                       help=f"sampling period, s (at most {MAX_PLAN_SAMPLES} samples)")
     plan.add_argument("--plot", default=None)
     plan.add_argument("--json", action="store_true")
+    _add_description_options(plan)
     plan.set_defaults(func=_cmd_plan)
 
     br = sub.add_parser("bringup", help="start the node set without launch_ros (until SIGINT/SIGTERM)")
@@ -389,6 +453,7 @@ def build_parser() -> argparse.ArgumentParser:
     br.add_argument("--sim", choices=("mujoco", "none"), default="mujoco")
     br.add_argument("--params", default=None, help="extra ROS parameter file for every node")
     br.add_argument("--duration", type=_number(lo=0.0, lo_open=True), default=None, help="stop after this many seconds")
+    _add_description_options(br, inertia=False)
     br.set_defaults(func=_cmd_bringup)
 
     cg = sub.add_parser("codegen", help="customized symbolic inverse dynamic model: code and operation counts")
@@ -400,6 +465,7 @@ def build_parser() -> argparse.ArgumentParser:
     cgp.add_argument("--standard-parameters", dest="parameters", action="store_const", const="standard")
     cg.add_argument("-o", "--output", default=None, help="write the generated code to this file")
     cg.add_argument("--json", action="store_true", help="print the counts as one JSON object")
+    _add_description_options(cg)
     cg.set_defaults(func=_cmd_codegen)
 
     idf = sub.add_parser("identify", help="identify the base dynamic parameters from recorded data (NPZ, CSV, ROS 2 bag)")
@@ -414,6 +480,7 @@ def build_parser() -> argparse.ArgumentParser:
     idf.add_argument("--model-output", default=None, help="write the identified model (robot model YAML)")
     idf.add_argument("--urdf-output", default=None, help="write a physically consistent identified URDF")
     idf.add_argument("--json", action="store_true", help="print names, values, relative_std as one JSON object")
+    _add_description_options(idf)
     idf.set_defaults(func=_cmd_identify)
 
     # identify-record (issue 10, ROS path): simulated arm over ROS 2, exciting trajectory, /joint_states bag, identify
@@ -431,6 +498,7 @@ def build_parser() -> argparse.ArgumentParser:
     idr.add_argument("--seed", type=_number(int, lo=0, hi=MAX_SEED), default=0)
     idr.add_argument("--method", choices=("ols", "wls"), default="wls")
     idr.add_argument("--json", action="store_true", help="print names, values, true_values, relative_std as JSON")
+    _add_description_options(idr, inertia=False)
     idr.set_defaults(func=_cmd_identify_record)
 
     # base-params (issue 5): base inertial parameters by the closed-form method of 000
@@ -439,11 +507,13 @@ def build_parser() -> argparse.ArgumentParser:
     bpp.add_argument("--base", default=None, help="base link (default: the URDF root)")
     bpp.add_argument("--tip", default=None, help="tip link (default: the unique leaf)")
     bpp.add_argument("--json", action="store_true", help="print names, relations, values as one JSON object")
+    _add_description_options(bpp)
     bpp.set_defaults(func=_cmd_base_params)
 
     demo = sub.add_parser("demo", help="the main job: simulated arm driven by the full stack, with a report")
-    demo.add_argument("--robot", default="rx90")
+    demo.add_argument("--robot", default="rx90", help="bundled robot name, URDF or .xacro path")
     demo.add_argument("--output", default="out/demo")
+    _add_description_options(demo, inertia=False)
     demo.set_defaults(func=_cmd_demo)
     for sp in sub.choices.values():  # --debug also after the command name
         sp.add_argument("--debug", action="store_true", default=argparse.SUPPRESS, help=argparse.SUPPRESS)
@@ -486,7 +556,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     debug = bool(args.debug) or os.environ.get(DEBUG_ENV, "").strip().lower() not in ("", "0", "false", "no")
     try:
-        return int(args.func(args) or 0)
+        with ExitStack() as stack:
+            _description_context(args, stack)
+            return int(args.func(args) or 0)
     except SystemExit:
         raise
     except KeyboardInterrupt:

@@ -344,14 +344,20 @@ class RobotModel:
         rotor_inertia: dict[str, float] | None = None,
         acceleration_limits: dict[str, float] | None = None,
         text_only: bool = False,
+        xacro_args: dict[str, str] | list[str] | None = None,
+        allow_inconsistent_inertia: bool = False,
     ) -> RobotModel:
         """Exact URDF -> MDH conversion; ``source`` is a path or an XML string
-        (``text_only=True``: XML text only, a path is refused without touching the file system)."""
+        (``text_only=True``: XML text only, a path is refused without touching the file system).
+
+        A ``.xacro`` path is expanded with ``xacro_args`` (``{name: value}`` or ``["name:=value"]``);
+        ``allow_inconsistent_inertia=True``: a physically inconsistent inertia is a warning, not an error."""
         from .urdf_conversion import model_from_urdf
 
         return model_from_urdf(
             source, base_link=base_link, tip_link=tip_link,
             rotor_inertia=rotor_inertia, acceleration_limits=acceleration_limits, text_only=text_only,
+            xacro_args=xacro_args, allow_inconsistent_inertia=allow_inconsistent_inertia,
         )
 
     # ------------------------------------- geometric models (issue 3, geometric_model.py)
@@ -458,7 +464,7 @@ class RobotModel:
         return forward_dynamics(self, q, qd, tau, f_ext=f_ext, method=method, gravity=gravity, f_ext_frame=f_ext_frame)
 
     # ------------------------------------------- base parameters (issue 5, base_parameters.py)
-    def base_parameters(self, samples: int | None = None, seed: int = 0, tol: float = 1e-9) -> Any:
+    def base_parameters(self, samples: int | None = None, seed: int = 0, tol: float | None = None) -> Any:
         """Base (minimum) parameters by the closed-form method of 000 with a numerical step (c)."""
         from .base_parameters import base_parameters
 

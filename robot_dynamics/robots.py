@@ -4,11 +4,31 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from .robot_model import RobotModel
+
+
+_LOAD_OPTIONS: ContextVar[dict[str, Any]] = ContextVar("robot_dynamics_load_options", default={})  # noqa: B039
+
+
+@contextmanager
+def load_options(**options: Any) -> Iterator[None]:
+    """Defaults of :func:`load_model`'s ``xacro_args`` and ``allow_inconsistent_inertia`` inside the block
+    (the command line sets them once for whatever its command loads); explicit arguments win."""
+    unknown = set(options) - {"xacro_args", "allow_inconsistent_inertia"}
+    if unknown:
+        raise TypeError(f"unknown load options {sorted(unknown)}")
+    token = _LOAD_OPTIONS.set({**_LOAD_OPTIONS.get(), **options})
+    try:
+        yield
+    finally:
+        _LOAD_OPTIONS.reset(token)
 
 
 def urdf_dirs() -> list[Path]:
@@ -38,8 +58,17 @@ def resolve_urdf(name_or_path: str) -> Path:
     raise FileNotFoundError(f"no URDF file {name_or_path!r} and no bundled robot of that name (known: {bundled_robots()})")
 
 
+def robot_stem(urdf: str | Path) -> str:
+    """The robot's file name without ``.xacro`` / ``.urdf`` (``arm.urdf.xacro`` -> ``arm``)."""
+    name = Path(urdf).name
+    for suffix in (".xacro", ".urdf"):
+        if name.lower().endswith(suffix):
+            name = name[: -len(suffix)]
+    return name
+
+
 def robot_parameters(urdf: str | Path) -> dict[str, Any]:
-    """Robot-specific parameters from ``config/<urdf stem>.yaml`` (its ``/**`` section), if that file exists.
+    """Robot-specific parameters from ``config/<robot stem>.yaml`` (its ``/**`` section), if that file exists.
 
     Keys: ``rotor_inertia`` and ``acceleration_limits``, lists in URDF chain order.
     """
@@ -48,7 +77,7 @@ def robot_parameters(urdf: str | Path) -> dict[str, Any]:
     from .ros.node_set import config_dir
 
     try:
-        path = config_dir() / f"{Path(urdf).stem}.yaml"
+        path = config_dir() / f"{robot_stem(urdf)}.yaml"
     except FileNotFoundError:
         return {}
     if not path.is_file():
@@ -67,16 +96,42 @@ def by_joint(model: RobotModel, values: Any, what: str) -> dict[str, float] | No
     return dict(zip(model.joint_names, vals, strict=True))
 
 
+def read_description(
+    name_or_path: str, xacro_args: dict[str, str] | list[str] | None = None
+) -> tuple[Path, str]:
+    """(path, URDF text) of a bundled robot name, a URDF path, or a ``.xacro`` path expanded with ``xacro_args``."""
+    from .urdf_conversion import expand_xacro, is_xacro_path
+
+    path = resolve_urdf(name_or_path)
+    if is_xacro_path(str(path)):
+        return path, expand_xacro(path, xacro_args)
+    if xacro_args:
+        raise ValueError(f"xacro arguments given but {str(path)!r} is not a .xacro file")
+    return path, path.read_text(encoding="utf-8")
+
+
 def load_model(
     name_or_path: str, base_link: str | None = None, tip_link: str | None = None, *,
     rotor_inertia: Any = None, acceleration_limits: Any = None,
+    xacro_args: dict[str, str] | list[str] | None = None, allow_inconsistent_inertia: bool | None = None,
 ) -> RobotModel:
-    """A bundled robot name or URDF path -> RobotModel, with the rotor inertias and acceleration
-    limits of its config file (or the ones given) applied."""
+    """A bundled robot name, URDF path or ``.xacro`` path (expanded with ``xacro_args``: ``{name: value}``
+    or ``["name:=value"]``) -> RobotModel, with the rotor inertias and acceleration limits of its config
+    file (``config/<stem>.yaml``, or the ones given) applied.  ``xacro_args`` / ``allow_inconsistent_inertia``
+    left at None take the values of an enclosing :func:`load_options` block (default: none / False)."""
+    import warnings
+
     from .robot_model import RobotModel
 
-    path = resolve_urdf(name_or_path)
-    model = RobotModel.from_urdf(str(path), base_link=base_link, tip_link=tip_link)
+    defaults = _LOAD_OPTIONS.get()
+    if xacro_args is None:
+        xacro_args = defaults.get("xacro_args")
+    if allow_inconsistent_inertia is None:
+        allow_inconsistent_inertia = bool(defaults.get("allow_inconsistent_inertia", False))
+    path, text = read_description(name_or_path, xacro_args)
+    kw: dict[str, Any] = {"base_link": base_link, "tip_link": tip_link,
+                          "allow_inconsistent_inertia": allow_inconsistent_inertia}
+    model = RobotModel.from_urdf(text, **kw)
     extra = robot_parameters(path)
     ia = by_joint(model, extra.get("rotor_inertia") if rotor_inertia is None else rotor_inertia, "rotor_inertia")
     acc = by_joint(
@@ -85,4 +140,6 @@ def load_model(
     )
     if ia is None and acc is None:
         return model
-    return RobotModel.from_urdf(str(path), base_link=base_link, tip_link=tip_link, rotor_inertia=ia, acceleration_limits=acc)
+    with warnings.catch_warnings():  # the inertia warnings were given by the first conversion
+        warnings.simplefilter("ignore")
+        return RobotModel.from_urdf(text, rotor_inertia=ia, acceleration_limits=acc, **kw)

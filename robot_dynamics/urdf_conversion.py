@@ -61,20 +61,46 @@ last one: the lists are used), absent vs explicit ``lower``/``upper`` (parsed
 with ``skip_default`` so that absent stays None: both absent = unbounded, one
 absent = 0 as in the URDF spec), NaN in scalar attributes (``float('nan')`` is
 accepted), undefined links, loops, several roots.  Other library errors
-(non-number scalars, malformed ``<visual>``, ``<collision>``,
-``<transmission>``, ``<mimic>``, a ``version`` other than 1.0) become a
-``ValueError`` with the library's XPath; the former hand-written parser ignored
-the elements the converter does not use, so such files are now rejected.
+(non-number scalars, a ``version`` other than 1.0) become a ``ValueError`` with
+the library's XPath.
+
+Lenient parsing (issue 14): only what the dynamics uses reaches urdf_parser_py.
+Every child of ``<robot>`` other than ``<link>``/``<joint>`` (``<material>``,
+``<transmission>`` of any vintage, ``<gazebo>``, ``<ros2_control>``, sensors,
+unknown tags), every child of ``<link>`` other than ``<inertial>`` (visual,
+collision, ...), and every child of ``<joint>`` other than ``origin``,
+``parent``, ``child``, ``axis``, ``limit``, ``dynamics``, ``mimic`` is removed
+first, so it can never make a file fail.  A file is rejected only for what makes
+the model wrong or undefined, with the cause named.
+
+Physical consistency (issue 14): each ``<inertial>`` is checked by
+:func:`inertia_problems` (finite mass >= 0; zero mass only with a zero tensor;
+positive semi-definite tensor; triangle inequalities of the principal moments,
+tolerance ``INERTIA_RTOL`` relative plus ``INERTIA_ATOL`` = 1e-15 kg m^2); a violation is a ``ValueError`` naming the
+link and the condition, or a :func:`warnings.warn` with
+``allow_inconsistent_inertia=True``.  Limits: ``lower <= upper``, ``effort`` and
+``velocity`` >= 0 (a negative one is an error, 0 means no limit).
+
+xacro (issue 14): a path ending in ``.xacro`` is expanded with the ``xacro``
+package (:func:`expand_xacro`, arguments ``xacro_args`` as ``{name: value}`` or
+``["name:=value", ...]``); any xacro error (missing argument, bad expression,
+missing include, XML syntax) is one ``ValueError`` naming the cause.  Text is
+never expanded: xacro text given as a string (a request, a topic) is refused with
+a message naming xacro.
 """
 
 from __future__ import annotations
 
+import io
 import logging
 import math
 import os
+import re
+import threading
+import warnings
 import xml.etree.ElementTree as ET
-from collections.abc import Iterator
-from contextlib import contextmanager
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager, redirect_stderr
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -90,8 +116,22 @@ MOVING_TYPES = ("revolute", "continuous", "prismatic")
 KNOWN_TYPES = MOVING_TYPES + ("fixed", "floating", "planar")
 _PAR_TOL = 1e-9  # |z_j x z_{j+1}| below this: parallel axes
 _LEN_TOL = 1e-9  # distances below this: coincident lines / points
-_SNAP = 1e-12  # snap parameters this close to 0 (lengths) or k*pi/2 (angles)
+# The one round-off tolerance of the package (also used by base_parameters.py): an MDH angle within
+# ROUND_OFF_TOL rad of k*pi/2, or a length within ROUND_OFF_TOL m of 0, *is* that value up to the
+# rounding of the frame arithmetic (measured on example-robot-data: <= 4e-17).  Snapping therefore
+# never changes the model by more than round-off; a value off by more (e.g. xarm7 rpy="1.5708", UR
+# rpy="1.570796325") is kept as written and handled as general geometry, which is exact.
+ROUND_OFF_TOL = 1e-15
+INERTIA_RTOL = 1e-9  # relative tolerance of the inertia consistency checks (PSD, triangle inequalities)
+INERTIA_ATOL = 1e-15  # kg m^2: round-off floor of those checks (iCub's tensors of ~1e-20 are zeros written with noise)
 _LOG = logging.getLogger(__name__)
+# what the dynamics reads; everything else is removed before urdf_parser_py sees the file
+_ROBOT_KEEP = ("link", "joint")
+_LINK_KEEP = ("inertial",)
+_INERTIAL_KEEP = ("origin", "mass", "inertia")
+_JOINT_KEEP = ("origin", "parent", "child", "axis", "limit", "dynamics", "mimic")
+_XACRO_LOCK = threading.Lock()  # the xacro package keeps its state in module globals
+_XACRO_ARG = re.compile(r"^([A-Za-z_][\w.-]*):=(.*)$", re.DOTALL)
 
 
 # ------------------------------------------------------------------ rotations
@@ -190,10 +230,101 @@ def _check_origin(elem: ET.Element, what: str) -> None:
 
 
 TEXT_ONLY_MESSAGE = "the URDF must be XML text starting with '<' (file paths are not accepted here)"
+XACRO_TEXT_MESSAGE = (
+    "this text is xacro, not URDF ({what}): xacro is expanded only from a .xacro file (CLI --xacro-arg, node "
+    "parameters urdf_path + xacro_args); expand it first (xacro FILE > robot.urdf) and send the URDF"
+)
 
 
-def _read_source(source: Any, text_only: bool = False) -> str:
-    """URDF text of ``source`` (XML text, or a path unless ``text_only``).
+def is_xacro_path(source: Any) -> bool:
+    """True for a path (str or PathLike, not XML text) whose name ends in ``.xacro`` (``.urdf.xacro`` too)."""
+    if isinstance(source, os.PathLike):
+        source = os.fspath(source)
+    return isinstance(source, str) and not source.lstrip().startswith("<") and source.rstrip().lower().endswith(".xacro")
+
+
+def xacro_mappings(args: Mapping[str, Any] | Sequence[str] | None) -> dict[str, str]:
+    """xacro arguments as ``{name: value}`` from a mapping or from ``["name:=value", ...]`` (ValueError if malformed)."""
+    if args is None:
+        return {}
+    if isinstance(args, Mapping):
+        out = {}
+        for k, v in args.items():
+            if not isinstance(k, str) or not _XACRO_ARG.match(f"{k}:="):
+                raise ValueError(f"xacro argument name {k!r} is not a valid name")
+            out[k] = str(v)
+        return out
+    if isinstance(args, str):
+        args = [args]
+    out = {}
+    for item in args:
+        m = _XACRO_ARG.match(str(item).strip())
+        if m is None:
+            raise ValueError(f"xacro argument {str(item)[:200]!r} must read name:=value")
+        out[m.group(1)] = m.group(2)
+    return out
+
+
+def expand_xacro(path: str | os.PathLike[str], args: Mapping[str, Any] | Sequence[str] | None = None) -> str:
+    """URDF text of the xacro file ``path`` with arguments ``args`` (see :func:`xacro_mappings`).
+
+    Uses the ``xacro`` package's Python API (``process_file`` + ``toprettyxml``, what its command line
+    prints); its warnings go to this module's logger at DEBUG level.  Every failure is one ValueError
+    naming the file and the cause (missing file or include, undefined argument, bad expression, XML syntax).
+    """
+    mappings = xacro_mappings(args)
+    path = os.fspath(path)
+    if not os.path.isfile(path):
+        raise ValueError(f"xacro file {path!r} does not exist")
+    from xml.parsers.expat import ExpatError
+
+    try:
+        import xacro
+    except ImportError as exc:  # pragma: no cover - a declared dependency
+        raise ValueError(f"cannot expand {path!r}: the 'xacro' package is not installed (pip install xacro)") from exc
+    stderr = io.StringIO()
+    with _XACRO_LOCK, redirect_stderr(stderr):
+        try:
+            doc = xacro.process_file(path, mappings=dict(mappings), verbosity=0)
+            text = doc.toprettyxml(indent="  ")
+        except ExpatError as exc:
+            raise ValueError(f"xacro {path!r}: {_xacro_where(xacro)}XML syntax error: {exc}") from None
+        except xacro.XacroException as exc:
+            raise ValueError(f"xacro {path!r}: {_xacro_where(xacro)}{_xacro_cause(exc)}") from None
+        except Exception as exc:  # noqa: BLE001 - expressions raise anything (NameError, ZeroDivisionError, ...)
+            raise ValueError(f"xacro {path!r}: {_xacro_where(xacro)}{type(exc).__name__}: {exc}") from None
+        finally:
+            for line in stderr.getvalue().splitlines():
+                if line.strip():
+                    _LOG.debug("xacro: %s", line)
+    return text
+
+
+def _xacro_cause(exc: Exception) -> str:
+    """xacro's message, with the hint a user needs for a missing argument or include."""
+    text = " ".join(str(exc).split())
+    inner = getattr(exc, "exc", None)
+    if type(inner).__name__ == "ArgException":
+        return f"missing xacro argument {str(inner)!r} ({text}): pass {inner}:=VALUE"
+    if isinstance(inner, OSError):
+        return f"cannot open an included file: {inner.strerror}: {inner.filename}"
+    if inner is not None and str(inner) and str(inner) not in text:
+        text = f"{text}: {inner}"
+    return text
+
+
+def _xacro_where(xacro: Any) -> str:
+    """'in file X (included from Y): ' from xacro's file stack when an include is involved."""
+    stack = [f for f in (getattr(xacro, "filestack", None) or []) if f]
+    if len(stack) < 2:
+        return ""
+    return f"in {stack[-1]!r} (included from {' <- '.join(repr(f) for f in reversed(stack[:-1]))}): "
+
+
+def _read_source(
+    source: Any, text_only: bool = False, xacro_args: Mapping[str, Any] | Sequence[str] | None = None
+) -> str:
+    """URDF text of ``source`` (XML text, or a path unless ``text_only``; a ``.xacro`` path is expanded).
 
     With ``text_only`` anything that is not XML text is refused with one fixed message that never
     depends on the file system (no file-existence oracle for requests and topics).
@@ -201,11 +332,17 @@ def _read_source(source: Any, text_only: bool = False) -> str:
     if text_only:
         if not isinstance(source, str) or not source.lstrip().startswith("<"):
             raise ValueError(TEXT_ONLY_MESSAGE)
+        if xacro_args:
+            raise ValueError("xacro arguments apply to .xacro files only, not to URDF text")
         return source
     if isinstance(source, os.PathLike):
         source = os.fspath(source)
     if not isinstance(source, str):
         raise ValueError(f"URDF source must be a path or an XML string, got {type(source).__name__}")  # noqa: TRY004
+    if is_xacro_path(source):
+        return expand_xacro(source, xacro_args)
+    if xacro_args:
+        raise ValueError(f"xacro arguments given but the URDF source is not a .xacro file: {source[:200]!r}")
     if source.lstrip().startswith("<"):
         return source
     if not os.path.isfile(source):
@@ -214,15 +351,65 @@ def _read_source(source: Any, text_only: bool = False) -> str:
         return f.read()
 
 
+def _xacro_content(root: ET.Element) -> str | None:
+    """A description of the first xacro construct in a parsed document (xacro-namespace element, or
+    ``${...}`` / ``$(...)`` in an attribute of an element the dynamics reads), else None."""
+    for e in root.iter():
+        if isinstance(e.tag, str) and e.tag.startswith("{") and "xacro" in e.tag.split("}")[0]:
+            return f"element <xacro:{e.tag.split('}')[1]}>"
+    for e in _kept_elements(root):
+        for k, v in e.attrib.items():
+            if "${" in v or "$(" in v:
+                return f"{k}={v[:80]!r} in <{e.tag}>"
+    return None
+
+
+def _kept_elements(root: ET.Element) -> Iterator[ET.Element]:
+    for top in root:
+        if top.tag == "link":
+            yield top
+            for ie in top.findall("inertial"):
+                yield ie
+                yield from (c for c in ie if c.tag in _INERTIAL_KEEP)
+        elif top.tag == "joint":
+            yield top
+            yield from (c for c in top if c.tag in _JOINT_KEEP)
+
+
+def _strip_unused(root: ET.Element) -> None:
+    """Remove every element the dynamics never reads (module docstring, lenient parsing)."""
+    for c in list(root):
+        if c.tag not in _ROBOT_KEEP:
+            root.remove(c)
+    for le in root.findall("link"):
+        for c in list(le):
+            if c.tag not in _LINK_KEEP:
+                le.remove(c)
+        for ie in le.findall("inertial"):
+            for c in list(ie):
+                if c.tag not in _INERTIAL_KEEP:
+                    ie.remove(c)
+    for je in root.findall("joint"):
+        for c in list(je):
+            if c.tag not in _JOINT_KEEP:
+                je.remove(c)
+
+
 def _prevalidated_xml(text: str) -> ET.Element:
     """Thin xml.etree pass before urdf_parser_py: precise errors where the library's are poor, and the
     lenient defaults of this converter where the library is stricter (see the module docstring)."""
     try:
         root = ET.fromstring(text)
     except ET.ParseError as exc:
+        if "unbound prefix" in str(exc) and "xacro:" in text:
+            raise ValueError(XACRO_TEXT_MESSAGE.format(what=f"undeclared xacro: prefix, {exc}")) from exc
         raise ValueError(f"URDF is not well-formed XML: {exc}") from exc
     if root.tag != "robot":
         raise ValueError(f"URDF root element must be <robot>, got <{root.tag}>")
+    xacro_found = _xacro_content(root)
+    if xacro_found is not None:
+        raise ValueError(XACRO_TEXT_MESSAGE.format(what=xacro_found))
+    _strip_unused(root)
     root.attrib.setdefault("name", "robot")
     for le in root.findall("link"):
         name = le.get("name")
@@ -302,17 +489,63 @@ def _pose(origin: Any) -> np.ndarray:
     return make_transform(rpy_to_matrix(rpy), xyz)
 
 
-def _inertial(link: Any) -> URDFInertial | None:
+def inertia_problems(
+    mass: float, inertia: np.ndarray, rtol: float = INERTIA_RTOL, atol: float = INERTIA_ATOL
+) -> list[str]:
+    """Violated physical-consistency conditions of a rigid body (mass, 3x3 inertia about its COM); [] if none.
+
+    Conditions: mass finite and >= 0; zero mass only with a zero tensor (a massless link); a finite,
+    symmetric, positive semi-definite tensor; principal moments I1 + I2 >= I3 (each permutation).
+    Tolerance: ``rtol`` times the largest principal moment (or tensor entry), plus ``atol``.
+    """
+    if not math.isfinite(mass):
+        return [f"mass {mass} is not finite"]
+    if not np.all(np.isfinite(inertia)):
+        return ["inertia is not finite"]
+    problems = []
+    if mass < 0:
+        problems.append(f"negative mass {mass:g} (mass must be > 0, or 0 for a massless link)")
+    scale = float(np.abs(inertia).max())
+    if mass == 0 and scale > atol:
+        problems.append("zero mass with a non-zero inertia tensor (a massless link must have a zero inertia)")
+    if scale == 0:
+        return problems
+    if not np.allclose(inertia, inertia.T, rtol=0, atol=rtol * scale + atol):
+        problems.append("inertia tensor is not symmetric")
+    moments = np.linalg.eigvalsh(0.5 * (inertia + inertia.T))
+    tol = rtol * max(float(np.abs(moments).max()), scale) + atol
+    diagonal = not np.any(inertia[~np.eye(3, dtype=bool)])
+    names = ("ixx", "iyy", "izz") if diagonal else ("I1", "I2", "I3")
+    values = np.diag(inertia) if diagonal else moments
+    shown = ", ".join(f"{n} = {v:.6g}" for n, v in zip(names, values, strict=True))
+    if moments[0] < -tol:
+        problems.append(
+            f"inertia tensor is not positive semi-definite (principal moments {', '.join(f'{v:.6g}' for v in moments)})"
+        )
+    for a, b, c in ((0, 1, 2), (1, 2, 0), (2, 0, 1)):
+        if values[a] + values[b] < values[c] - tol:
+            kind = "" if diagonal else "principal moments "
+            problems.append(
+                f"triangle inequality {names[a]} + {names[b]} >= {names[c]} violated ({kind}{shown})"
+            )
+    return problems
+
+
+def _inertial(link: Any, allow_inconsistent_inertia: bool = False) -> URDFInertial | None:
     ine = link.inertial
     if ine is None:
         return None
     what = f"link {link.name!r} inertial"
     mass = float(ine.mass)
-    if not math.isfinite(mass) or mass < 0:
-        raise ValueError(f"{what}: mass must be finite and >= 0, got {mass}")
     inertia = np.zeros((3, 3)) if ine.inertia is None else np.array(ine.inertia.to_matrix(), dtype=float)
-    if not np.all(np.isfinite(inertia)):
-        raise ValueError(f"{what}: inertia is not finite")
+    problems = inertia_problems(mass, inertia)
+    if not math.isfinite(mass) or not np.all(np.isfinite(inertia)):
+        raise ValueError(f"{what}: {problems[0]}")
+    if problems:
+        text = f"{what} is physically inconsistent: {'; '.join(problems)}"
+        if not allow_inconsistent_inertia:
+            raise ValueError(f"{text} (allow_inconsistent_inertia=True / --allow-inconsistent-inertia to accept it)")
+        warnings.warn(text, stacklevel=4)
     return URDFInertial(mass, _pose(ine.origin), inertia)
 
 
@@ -332,8 +565,11 @@ def _joint(j: Any) -> URDFJoint:
             jt.lower = _number(lim.lower, what, "lower", -bound)
             jt.upper = _number(lim.upper, what, "upper", bound)
         # 0 = no limit (what urdf_export writes for an unlimited one: URDF requires both attributes)
-        jt.velocity = abs(_number(lim.velocity, what, "velocity", math.inf)) or math.inf
-        jt.effort = abs(_number(lim.effort, what, "effort", math.inf)) or math.inf
+        for key in ("velocity", "effort"):
+            v = _number(getattr(lim, key), what, key, math.inf)
+            if v < 0:
+                raise ValueError(f"{what}: negative {key} limit {v:g} (must be >= 0; 0 means no limit)")
+            setattr(jt, key, v or math.inf)
         if jt.lower > jt.upper:
             raise ValueError(f"{what}: lower limit {jt.lower} > upper limit {jt.upper}")
     if j.dynamics is not None:
@@ -343,11 +579,16 @@ def _joint(j: Any) -> URDFJoint:
     return jt
 
 
-def parse_urdf(source: Any, *, text_only: bool = False) -> URDFTree:
+def parse_urdf(
+    source: Any, *, text_only: bool = False, xacro_args: Mapping[str, Any] | Sequence[str] | None = None,
+    allow_inconsistent_inertia: bool = False,
+) -> URDFTree:
     """Parse URDF text or file (urdf_parser_py) into a checked kinematic tree (ValueError on malformed input).
 
-    ``text_only=True``: ``source`` must be XML text, a path is refused (see :func:`_read_source`)."""
-    root = _prevalidated_xml(_read_source(source, text_only=text_only))
+    ``text_only=True``: ``source`` must be XML text, a path is refused (see :func:`_read_source`).
+    A ``.xacro`` path is expanded with ``xacro_args``.  ``allow_inconsistent_inertia``: a physically
+    inconsistent ``<inertial>`` is a warning instead of an error."""
+    root = _prevalidated_xml(_read_source(source, text_only=text_only, xacro_args=xacro_args))
     with _quiet_urdf_parser_py():
         try:
             robot = URDF.from_xml(root, xml_core.Path("robot", tree=ET.ElementTree(root)))
@@ -359,7 +600,7 @@ def parse_urdf(source: Any, *, text_only: bool = False) -> URDFTree:
     for link in robot.links:  # lists keep duplicates (link_map/joint_map silently overwrite)
         if link.name in tree.links:
             raise ValueError(f"duplicate link name {link.name!r}")
-        tree.links[link.name] = _inertial(link)
+        tree.links[link.name] = _inertial(link, allow_inconsistent_inertia)
         tree.children[link.name] = []
     if not tree.links:
         raise ValueError("URDF has no <link>")
@@ -472,12 +713,14 @@ def _any_perp(z: np.ndarray) -> np.ndarray:
 
 
 def _snap_length(v: float) -> float:
-    return 0.0 if abs(v) < _SNAP else v
+    """0 when ``|v| <= ROUND_OFF_TOL`` (round-off of an exact zero), else ``v`` unchanged."""
+    return 0.0 if abs(v) <= ROUND_OFF_TOL else v
 
 
 def _snap_angle(v: float) -> float:
+    """The float nearest k*pi/2 when ``v`` is within ``ROUND_OFF_TOL`` of it, else ``v`` unchanged."""
     k = round(v / (math.pi / 2))
-    if abs(v - k * math.pi / 2) < _SNAP:
+    if abs(v - k * math.pi / 2) <= ROUND_OFF_TOL:
         k %= 4
         return (0.0, math.pi / 2, math.pi, -math.pi / 2)[k]
     return v
@@ -596,14 +839,20 @@ def model_from_urdf(
     rotor_inertia: dict[str, float] | None = None,
     acceleration_limits: dict[str, float] | None = None,
     text_only: bool = False,
+    xacro_args: Mapping[str, Any] | Sequence[str] | None = None,
+    allow_inconsistent_inertia: bool = False,
 ) -> RobotModel:
     """Build the exact MDH :class:`RobotModel` of the serial chain ``base_link`` -> ``tip_link``.
 
-    ``source`` is a path or URDF XML text.  Defaults: ``base_link`` = the URDF root,
-    ``tip_link`` = the unique leaf reached through moving joints.  ``text_only=True`` (what a
-    node uses for text from requests and topics) refuses anything but XML text, never opening a file.
+    ``source`` is a path (``.urdf``, or ``.xacro`` expanded with ``xacro_args``: ``{name: value}`` or
+    ``["name:=value"]``) or URDF XML text.  Defaults: ``base_link`` = the URDF root, ``tip_link`` = the
+    unique leaf reached through moving joints.  ``text_only=True`` (what a node uses for text from
+    requests and topics) refuses anything but XML text, never opening a file.
+    ``allow_inconsistent_inertia=True`` turns the inertia consistency errors into warnings.
     """
-    tree = parse_urdf(source, text_only=text_only)
+    tree = parse_urdf(
+        source, text_only=text_only, xacro_args=xacro_args, allow_inconsistent_inertia=allow_inconsistent_inertia
+    )
     base = base_link or tree.root
     if base not in tree.links:
         raise ValueError(f"unknown base link {base!r}; links: {sorted(tree.links)}")
@@ -694,6 +943,10 @@ __all__ = [
     "URDFJoint",
     "URDFTree",
     "chain_joints",
+    "expand_xacro",
+    "inertia_problems",
+    "is_xacro_path",
+    "xacro_mappings",
     "inertia_about_origin",
     "inverse_transform",
     "make_transform",

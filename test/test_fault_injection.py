@@ -238,10 +238,13 @@ def test_plan_service_limits(stack):
 
 def test_long_trajectory_does_not_freeze_the_loop(stack):
     goal = stack.q() + np.array([0.3, -0.2, 0.2, 0.3, 0.2, 0.3])
+    c0 = len(stack.monitor.ctl)
     resp = _plan(stack, goal, duration=999.0, execute=True, timeout=180.0)
     assert resp.success, resp.message
     assert len(resp.trajectory.points) > 99_000
-    spin_until(stack.node, lambda: stack.statistics()["mode"] == "tracking", 60, "long trajectory never adopted")
+    # adopted (it may be dropped again at once if a loaded machine starves the state stream: stale -> hold)
+    spin_until(stack.node, lambda: any(s.mode == "tracking" and "99901 points" in s.mode_reason
+                                       for s in stack.monitor.ctl[c0:]), 60, "long trajectory never adopted")
     # measured where it happens: the controller's own loop periods (its ring buffer covers the last 40 s);
     # this process's receive times would show its own stall while it deserializes the 100k-point response
     loop = stack.statistics()

@@ -133,22 +133,25 @@ def _publish(stack: Stack, pub, msg) -> None:
         spin(stack.node, 0.01)
 
 
-@settings(FUZZ, max_examples=4000)
-@given(msg=joint_states())
-def test_hostile_joint_states(stack, msg):
-    _publish(stack, stack.state_pub, msg)
+@settings(FUZZ, max_examples=4000 // 10)
+@given(msgs=st.lists(joint_states(), min_size=10, max_size=10))
+def test_hostile_joint_states(stack, msgs):
+    for msg in msgs:
+        _publish(stack, stack.state_pub, msg)
 
 
-@settings(FUZZ, max_examples=4000)
-@given(msg=trajectories())
-def test_hostile_trajectories(stack, msg):
-    _publish(stack, stack.traj_pub, msg)
+@settings(FUZZ, max_examples=4000 // 10)
+@given(msgs=st.lists(trajectories(), min_size=10, max_size=10))
+def test_hostile_trajectories(stack, msgs):
+    for msg in msgs:
+        _publish(stack, stack.traj_pub, msg)
 
 
-@settings(FUZZ, max_examples=2000)
-@given(msg=bad_commands())
-def test_hostile_commands_to_the_arm(stack, msg):
-    _publish(stack, stack.cmd_pub, msg)
+@settings(FUZZ, max_examples=2000 // 10)
+@given(msgs=st.lists(bad_commands(), min_size=10, max_size=10))
+def test_hostile_commands_to_the_arm(stack, msgs):
+    for msg in msgs:
+        _publish(stack, stack.cmd_pub, msg)
 
 
 @settings(FUZZ, max_examples=400)
@@ -168,12 +171,19 @@ def test_after_hostile_messages_everything_answers(stack):
                                atol=1e-9)
 
 
-def _answered(stack: Stack, client, request):
-    resp = call_service(stack.node, client, request, timeout=30)
-    stack.counter["requests"] += 1
-    if not resp.success:
-        assert resp.message.strip(), "a refusal without a cause"
-    return resp
+BATCH = 8  # requests in flight at once (below the default service queue depth of 10, which drops the rest)
+
+
+def _answered(stack: Stack, client, requests: list) -> list:
+    """Send ``requests`` at once; every one must be answered, a refusal with its cause."""
+    futures = [client.call_async(r) for r in requests]
+    spin_until(stack.node, lambda: all(f.done() for f in futures), 60, f"unanswered requests on {client.srv_name}")
+    stack.counter["requests"] += len(requests)
+    answers = [f.result() for f in futures]
+    for resp in answers:
+        if not resp.success:
+            assert resp.message.strip(), "a refusal without a cause"
+    return answers
 
 
 @st.composite
@@ -188,11 +198,12 @@ def plan_requests(draw) -> PlanTrajectory.Request:
     )
 
 
-@settings(FUZZ, max_examples=3000)
-@given(req=plan_requests())
-def test_fuzzed_plan_requests(stack, req):
-    resp = _answered(stack, stack.plan, req)
-    if resp.success:  # whatever got through is finite, within the joint and velocity limits
+@settings(FUZZ, max_examples=3000 // BATCH)
+@given(reqs=st.lists(plan_requests(), min_size=BATCH, max_size=BATCH))
+def test_fuzzed_plan_requests(stack, reqs):
+    for resp in _answered(stack, stack.plan, reqs):
+        if not resp.success:
+            continue  # whatever got through is finite, within the joint and velocity limits
         q = np.array([p.positions for p in resp.trajectory.points])
         qd = np.array([p.velocities for p in resp.trajectory.points])
         assert np.all(np.isfinite(q)) and np.all(np.isfinite(qd))
@@ -216,10 +227,9 @@ def dynamics_requests(draw):
                                          efforts=_vec(draw), method=draw(st.sampled_from(["", "cholesky", "recursive", "x"])))
 
 
-@settings(FUZZ, max_examples=3000)
-@given(kind_req=dynamics_requests())
-def test_fuzzed_dynamics_requests(stack, kind_req):
-    kind, req = kind_req
+@settings(FUZZ, max_examples=3000 // BATCH)
+@given(kind_reqs=st.lists(dynamics_requests(), min_size=BATCH, max_size=BATCH))
+def test_fuzzed_dynamics_requests(stack, kind_reqs):
     clients = getattr(stack, "_dyn", None)
     if clients is None:
         n = stack.node
@@ -230,7 +240,13 @@ def test_fuzzed_dynamics_requests(stack, kind_req):
         }
         for c in clients.values():
             wait_for_service(c, 30)
-    resp = _answered(stack, clients[kind], req)
+    for kind in clients:
+        batch = [req for k, req in kind_reqs if k == kind]
+        for resp in _answered(stack, clients[kind], batch) if batch else []:
+            _check_dynamics_answer(kind, resp)
+
+
+def _check_dynamics_answer(kind: str, resp) -> None:
     if resp.success:
         if kind == "id":
             values = [v for p in resp.points for v in p.effort]
@@ -241,17 +257,19 @@ def test_fuzzed_dynamics_requests(stack, kind_req):
         assert values and all(math.isfinite(v) for v in values)
 
 
-@settings(FUZZ, max_examples=1000)
-@given(text=_garbage_urdf, base=st.sampled_from(["", "base_link", "nope"]), tip=st.sampled_from(["", "link6", "nope"]))
-def test_fuzzed_convert_requests(stack, text, base, tip):
+@settings(FUZZ, max_examples=1000 // BATCH)
+@given(reqs=st.lists(st.tuples(_garbage_urdf, st.sampled_from(["", "base_link", "nope"]),
+                               st.sampled_from(["", "link6", "nope"])), min_size=BATCH, max_size=BATCH))
+def test_fuzzed_convert_requests(stack, reqs):
     client = getattr(stack, "_convert", None)
     if client is None:
         client = stack._convert = stack.node.create_client(ConvertUrdf, "/urdf_to_dh/convert")
         wait_for_service(client, 30)
-    resp = _answered(stack, client, ConvertUrdf.Request(urdf=text, base_link=base, tip_link=tip))
-    sent = text.split("\x00")[0]  # a ROS string ends at the first NUL on the wire
-    if sent.strip() and not sent.lstrip().startswith("<"):
-        assert not resp.success  # never read as a server-side path
+    answers = _answered(stack, client, [ConvertUrdf.Request(urdf=t, base_link=b, tip_link=k) for t, b, k in reqs])
+    for (text, _, _), resp in zip(reqs, answers, strict=True):
+        sent = text.split("\x00")[0]  # a ROS string ends at the first NUL on the wire
+        if sent.strip() and not sent.lstrip().startswith("<"):
+            assert not resp.success  # never read as a server-side path
 
 
 def test_after_hostile_requests_everything_answers(stack):

@@ -3,7 +3,10 @@
 ROS 2 convention (robot_state_publisher): ``/robot_description`` is a
 ``std_msgs/String`` published with transient-local durability; nodes accept
 both the parameter and the topic.  ``urdf_path`` (a file or a bundled robot
-name such as ``rx90``) is the convenience used by the bring-up runner.
+name such as ``rx90``) is the convenience used by the bring-up runner; it may be a
+``.xacro`` / ``.urdf.xacro`` file, expanded with the ``xacro_args`` parameter
+(``["name:=value", ...]``, read once at start-up).  Text (the topic, the parameter,
+requests) is never expanded: xacro text is refused with a message naming xacro.
 
 Safety: the topic and the ``robot_description`` parameter carry URDF *text* only (a file path
 is accepted only from ``urdf_path``); a description longer than ``max_description_bytes`` is
@@ -20,11 +23,13 @@ from typing import Any
 from rcl_interfaces.msg import IntegerRange, ParameterDescriptor
 from rclpy.callback_groups import CallbackGroup, MutuallyExclusiveCallbackGroup
 from rclpy.node import Node
+from rclpy.parameter import Parameter
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from std_msgs.msg import String
 
 from ..robot_model import RobotModel
 from ..robots import by_joint, resolve_urdf
+from ..urdf_conversion import expand_xacro, is_xacro_path
 from .runtime import Refusals, Refused
 
 DESCRIPTION_QOS = QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL, reliability=ReliabilityPolicy.RELIABLE)
@@ -63,6 +68,14 @@ class RobotDescription:
         self.refusals = shared if isinstance(shared, Refusals) else Refusals(node)
         node.declare_parameter("robot_description", "")
         node.declare_parameter("urdf_path", "")
+        node.declare_parameter(
+            "xacro_args", Parameter.Type.STRING_ARRAY,
+            ParameterDescriptor(
+                description="arguments of a .xacro urdf_path, each 'name:=value' (e.g. ['l1:=0.4']); applied when "
+                "urdf_path is loaded at start-up",
+                read_only=True,
+            ),
+        )
         node.declare_parameter("base_link", "")
         node.declare_parameter("tip_link", "")
         # what a URDF cannot carry (config/<robot>.yaml): per joint, chain order; [0.0] = none
@@ -100,14 +113,30 @@ class RobotDescription:
     def max_bytes(self) -> int:
         return int(self.node.get_parameter("max_description_bytes").value)
 
+    @property
+    def xacro_args(self) -> list[str]:
+        """The ``xacro_args`` parameter ([] when unset)."""
+        param = self.node.get_parameter_or("xacro_args", Parameter("xacro_args", Parameter.Type.STRING_ARRAY, []))
+        return list(param.value or [])
+
     def load_path(self, path: str) -> RobotModel | None:
-        """Load the URDF file ``path`` (or bundled robot name): only from the ``urdf_path`` parameter / CLI."""
+        """Load the URDF file ``path`` (or bundled robot name, or a ``.xacro`` file expanded with the
+        ``xacro_args`` parameter): only from the ``urdf_path`` parameter / CLI."""
+        xacro_args = self.xacro_args
         try:
             file = resolve_urdf(path)
             size = file.stat().st_size
             if size > self.max_bytes:
                 raise Refused("too_large", f"urdf_path {path!r}: {size} bytes exceed max_description_bytes={self.max_bytes}")
-            text = file.read_text(encoding="utf-8")
+            if is_xacro_path(str(file)):
+                text = expand_xacro(file, xacro_args)
+                too_large = text_size_refusal(text, self.max_bytes, f"urdf_path {path!r} expanded by xacro")
+                if too_large is not None:
+                    raise too_large
+            elif xacro_args:
+                raise ValueError(f"xacro_args {xacro_args} given but it is not a .xacro file")
+            else:
+                text = file.read_text(encoding="utf-8")
         except Refused as exc:
             self.refusals.refuse(exc.cause, str(exc))
             return None

@@ -34,6 +34,7 @@ from rclpy.node import Node
 from sensor_msgs.msg import JointState
 
 from ..identification.data import IdentificationData, save_npz, write_bag
+from .runtime import Refusals, Refused, guarded
 
 __all__ = ["JointStateRecorder", "identify_record_cli", "record_identification_experiment"]
 
@@ -51,6 +52,7 @@ class JointStateRecorder(Node):
         self.names: list[str] = []
         self.rows: list[tuple[list[float], list[float], list[float]]] = []
         self.latest: JointState | None = None
+        self.refusals = Refusals(self)
         topic = str(self.get_parameter("topic").value)
         # reliable and deep: every state of the lockstep simulation is kept
         self.create_subscription(JointState, topic, self.on_joint_states, 1000)
@@ -59,6 +61,7 @@ class JointStateRecorder(Node):
     def last_stamp(self) -> float | None:
         return self.stamps[-1] if self.stamps else None
 
+    @guarded()
     def on_joint_states(self, msg: JointState) -> None:
         self.latest = msg
         if not self.recording:
@@ -66,17 +69,14 @@ class JointStateRecorder(Node):
         names = list(msg.name)
         n = len(names)
         if len(msg.position) != n or len(msg.effort) != n:
-            self.get_logger().warn("JointState without positions or efforts: skipped", throttle_duration_sec=5.0)
-            return
+            raise Refused("no_positions", "JointState without positions or efforts: skipped")
         if not self.names:
             self.names = names
         if names != self.names:
             try:
                 idx = [names.index(x) for x in self.names]
             except ValueError:
-                self.get_logger().warn(f"JointState joints {names} differ from {self.names}: skipped",
-                                       throttle_duration_sec=5.0)
-                return
+                raise Refused("missing_joints", f"JointState joints {names} differ from {self.names}: skipped") from None
         else:
             idx = list(range(n))
         vel = [msg.velocity[i] for i in idx] if len(msg.velocity) == n else []
@@ -201,7 +201,8 @@ def record_identification_experiment(
     # caller's environment is restored at the end
     saved = {k: os.environ.get(k) for k in ("ROS_AUTOMATIC_DISCOVERY_RANGE", "ROS_DOMAIN_ID", "RMW_IMPLEMENTATION")}
     os.environ["ROS_AUTOMATIC_DISCOVERY_RANGE"] = "LOCALHOST"
-    os.environ["ROS_DOMAIN_ID"] = os.environ.get("RD_IDENTIFY_DOMAIN_ID") or str(random.randint(161, 210))
+    os.environ["ROS_DOMAIN_ID"] = (os.environ.get("RD_IDENTIFY_DOMAIN_ID") or os.environ.get("ROS_DOMAIN_ID")
+                                   or str(random.randint(0, 101)))
     os.environ.setdefault("RMW_IMPLEMENTATION", "rmw_fastrtps_cpp")
     context = rclpy.Context()  # its own context, in that domain, whatever the caller's rclpy state
     recorder = client = None
