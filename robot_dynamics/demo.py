@@ -131,7 +131,7 @@ def run_demo(output: str = "out/demo", robot: str = "rx90", lockstep_only: bool 
                 waypoints=[JointTrajectoryPoint(positions=list(map(float, w))) for w in waypoints],
             )
             t0 = time.monotonic()
-            resp = _call(node, plan, req)
+            resp = _call(node, plan, req, timeout=10.0, attempts=6)
             if not resp.success:
                 raise DemoError(f"plan failed: {resp.message}")
             planned.append((profile, waypoints[-1], resp, (time.monotonic() - t0) * 1e3))
@@ -144,7 +144,7 @@ def run_demo(output: str = "out/demo", robot: str = "rx90", lockstep_only: bool 
         traj_pub.publish(both)
         _wait(node, lambda: any(s.trajectories_accepted for s in states), 30, "the controller accepting the moves")
         end_time = START_TIME + shift + planned[1][2].duration + SETTLE
-        if not _call(node, pause, SetBool.Request(data=False)).success:
+        if not _call(node, pause, SetBool.Request(data=False), timeout=5.0, attempts=12).success:
             raise DemoError("the simulated arm did not start")
         _wait(node, lambda: states and _stamp(states[-1]) >= end_time, 300, "the end of the moves")
 
@@ -252,14 +252,18 @@ def _wait(node, cond, timeout: float, what: str) -> None:
         rclpy.spin_once(node, timeout_sec=0.1)
 
 
-def _call(node, client, request, timeout: float = 30.0):
+def _call(node, client, request, timeout: float = 30.0, attempts: int = 1):
+    """Call a service; an idempotent request may be sent again (``attempts``): right after discovery, DDS can
+    lose the first response when the server has not matched the client's response reader yet."""
     import rclpy
 
-    fut = client.call_async(request)
-    rclpy.spin_until_future_complete(node, fut, timeout_sec=timeout)
-    if not fut.done():
-        raise TimeoutError(f"no answer from {client.srv_name}")
-    return fut.result()
+    for _ in range(attempts):
+        fut = client.call_async(request)
+        rclpy.spin_until_future_complete(node, fut, timeout_sec=timeout)
+        if fut.done():
+            return fut.result()
+        client.remove_pending_request(fut)
+    raise TimeoutError(f"no answer from {client.srv_name}")
 
 
 def _plot(states, names, path: Path) -> None:
