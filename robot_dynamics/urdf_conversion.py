@@ -376,23 +376,21 @@ def _kept_elements(root: ET.Element) -> Iterator[ET.Element]:
             yield from (c for c in top if c.tag in _JOINT_KEEP)
 
 
+def _keep_only(parent: ET.Element, tags: tuple[str, ...]) -> None:
+    for c in list(parent):
+        if c.tag not in tags:
+            parent.remove(c)
+
+
 def _strip_unused(root: ET.Element) -> None:
     """Remove every element the dynamics never reads (module docstring, lenient parsing)."""
-    for c in list(root):
-        if c.tag not in _ROBOT_KEEP:
-            root.remove(c)
+    _keep_only(root, _ROBOT_KEEP)
     for le in root.findall("link"):
-        for c in list(le):
-            if c.tag not in _LINK_KEEP:
-                le.remove(c)
+        _keep_only(le, _LINK_KEEP)
         for ie in le.findall("inertial"):
-            for c in list(ie):
-                if c.tag not in _INERTIAL_KEEP:
-                    ie.remove(c)
+            _keep_only(ie, _INERTIAL_KEEP)
     for je in root.findall("joint"):
-        for c in list(je):
-            if c.tag not in _JOINT_KEEP:
-                je.remove(c)
+        _keep_only(je, _JOINT_KEEP)
 
 
 def _prevalidated_xml(text: str) -> ET.Element:
