@@ -18,9 +18,9 @@ from builtin_interfaces.msg import Duration, Time
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from ros_harness import call_service, wait_for_service
+from ros_stack_harness import HOSTILE, LIM, MODEL, NAMES, Monitor, Stack, spin, spin_until
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray, MultiArrayDimension, String
-from test_fault_injection import HOSTILE, LIM, MODEL, NAMES, Monitor, Stack, spin, spin_until
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
 from robot_dynamics.ros.bringup import Bringup
