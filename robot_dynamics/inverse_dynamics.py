@@ -79,6 +79,18 @@ def mdh_geometry(model: Any, q: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     pos[..., 0] = model.d
     pos[..., 1] = -r * sa
     pos[..., 2] = r * ca
+    if model.is_tree and (np.any(model.gamma != 0.0) or np.any(model.b != 0.0)):
+        # tree rows: ^{a}T_j = Rot(z, gamma) Trans(z, b) (serial row) (Khalil & Kleinfinger 1986)
+        cg, sg = np.cos(model.gamma), np.sin(model.gamma)
+        rz = np.zeros((n, 3, 3))
+        rz[:, 0, 0] = cg
+        rz[:, 0, 1] = -sg
+        rz[:, 1, 0] = sg
+        rz[:, 1, 1] = cg
+        rz[:, 2, 2] = 1.0
+        rot = rz @ rot
+        pos = (rz @ pos[..., None])[..., 0]
+        pos[..., 2] += model.b
     return rot, pos
 
 

@@ -6,6 +6,15 @@ frame R_{a(j)} to R_j is (002 eq. 3.2)::
 
     ^{i}T_j = Rot(x, alpha_j) Trans(x, d_j) Rot(z, theta_j) Trans(z, r_j)
 
+In a tree (Khalil & Kleinfinger 1986, the notation of the SYMORO line), when the
+antecedent i = a(j) has several successors, x_i can be the common normal with only
+one of them; frame j is then placed with two more parameters (gamma_j, b_j)::
+
+    ^{i}T_j = Rot(z, gamma_j) Trans(z, b_j) Rot(x, alpha_j) Trans(x, d_j) Rot(z, theta_j) Trans(z, r_j)
+
+(u_j, the common normal of z_i and z_j, is x_i turned by gamma_j about z_i and moved by
+b_j along it).  gamma_j = b_j = 0 gives the serial row of 002 eq. 3.2.
+
 The joint variable is q_j = sigma_bar_j theta_j + sigma_j r_j (002 eq. 3.1,
 errata 38), sigma_j = 0 for a revolute joint, 1 for a prismatic joint.
 """
@@ -18,11 +27,11 @@ REVOLUTE = 0
 PRISMATIC = 1
 
 
-def mdh_transform(alpha: float, d: float, theta: float, r: float) -> np.ndarray:
-    """Homogeneous transform ^{j-1}T_j of one MDH row (002 eq. 3.2)."""
+def mdh_transform(alpha: float, d: float, theta: float, r: float, gamma: float = 0.0, b: float = 0.0) -> np.ndarray:
+    """Homogeneous transform ^{a(j)}T_j of one MDH row (002 eq. 3.2; with gamma, b the tree form above)."""
     ca, sa = np.cos(alpha), np.sin(alpha)
     ct, st = np.cos(theta), np.sin(theta)
-    return np.array(
+    t = np.array(
         [
             [ct, -st, 0.0, d],
             [ca * st, ca * ct, -sa, -r * sa],
@@ -30,9 +39,20 @@ def mdh_transform(alpha: float, d: float, theta: float, r: float) -> np.ndarray:
             [0.0, 0.0, 0.0, 1.0],
         ]
     )
+    if gamma != 0.0 or b != 0.0:
+        t = gamma_b_transform(gamma, b) @ t
+    return t
 
 
-def mdh_transform_batch(alpha: float, d: float, theta: np.ndarray, r: np.ndarray) -> np.ndarray:
+def gamma_b_transform(gamma: float, b: float) -> np.ndarray:
+    """Rot(z, gamma) Trans(z, b): the part of a tree row before the serial MDH row."""
+    cg, sg = np.cos(gamma), np.sin(gamma)
+    return np.array([[cg, -sg, 0.0, 0.0], [sg, cg, 0.0, 0.0], [0.0, 0.0, 1.0, b], [0.0, 0.0, 0.0, 1.0]])
+
+
+def mdh_transform_batch(
+    alpha: float, d: float, theta: np.ndarray, r: np.ndarray, gamma: float = 0.0, b: float = 0.0
+) -> np.ndarray:
     """Vectorized :func:`mdh_transform` over arrays ``theta`` and ``r`` (same shape S).
 
     Returns an array of shape ``S + (4, 4)``.
@@ -54,4 +74,6 @@ def mdh_transform_batch(alpha: float, d: float, theta: np.ndarray, r: np.ndarray
     out[..., 2, 2] = ca
     out[..., 2, 3] = r * ca
     out[..., 3, 3] = 1.0
+    if gamma != 0.0 or b != 0.0:
+        out = gamma_b_transform(gamma, b) @ out
     return out

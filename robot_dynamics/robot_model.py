@@ -40,7 +40,10 @@ class StandardParameters(NamedTuple):
 
 @dataclass
 class MDHJoint:
-    """One row of Khalil's table (j, a(j), sigma, alpha, d, theta, r) and its URDF joint."""
+    """One row of Khalil's table (j, a(j), sigma, gamma, b, alpha, d, theta, r) and its URDF joint.
+
+    ``gamma``, ``b`` are 0 for a serial row; in a tree they place frame j when its antecedent has
+    several successors (see :mod:`robot_dynamics.mdh`)."""
 
     name: str
     antecedent: int
@@ -56,6 +59,8 @@ class MDHJoint:
     velocity: float = math.inf
     effort: float = math.inf
     acceleration: float = math.inf
+    gamma: float = 0.0
+    b: float = 0.0
 
     @property
     def offset(self) -> float:
@@ -89,7 +94,7 @@ class MDHJoint:
         kw["sigma"] = int(kw["sigma"])
         if kw["sigma"] not in (REVOLUTE, PRISMATIC):
             raise ValueError(f"joint {kw.get('name')!r}: sigma must be 0 or 1, got {kw['sigma']}")
-        for k in ("alpha", "d", "theta", "r", "sign", "lower", "upper", "velocity", "effort", "acceleration"):
+        for k in ("alpha", "d", "theta", "r", "gamma", "b", "sign", "lower", "upper", "velocity", "effort", "acceleration"):
             if k in kw:
                 kw[k] = float(kw[k])
         return cls(**kw)
@@ -115,6 +120,8 @@ class RobotModel:
     inertial: (n, 10) standard parameters XX..M of each link in R_j about O_j.
     Ia, Fc, Fv: (n,) rotor inertia, Coulomb and viscous friction.
     gravity: gravity acceleration expressed in ``base_link``.
+    locked_joints: URDF moving joints off the modelled chain that were locked (name -> position),
+        their subtrees lumped like fixed joints (``from_urdf(..., tip_link=...)``); empty for a whole tree.
     """
 
     joints: list[MDHJoint]
@@ -128,6 +135,7 @@ class RobotModel:
     Fc: np.ndarray | None = None
     Fv: np.ndarray | None = None
     gravity: np.ndarray = field(default_factory=lambda: np.array(DEFAULT_GRAVITY))
+    locked_joints: dict[str, float] = field(default_factory=dict)
     _backend: Any = field(default=None, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -137,7 +145,7 @@ class RobotModel:
                 raise ValueError(f"joint {jt.name!r}: antecedent {jt.antecedent} must be in [0, {j - 1}]")
             if jt.sign not in (1.0, -1.0):
                 raise ValueError(f"joint {jt.name!r}: sign must be +1 or -1")
-            for k in ("alpha", "d", "theta", "r"):
+            for k in ("alpha", "d", "theta", "r", "gamma", "b"):
                 if not math.isfinite(getattr(jt, k)):
                     raise ValueError(f"joint {jt.name!r}: {k} is not finite")
         self.base_transform = _as_transform(self.base_transform, "base_transform")
@@ -161,6 +169,10 @@ class RobotModel:
         self.r = np.array([x.r for x in j], dtype=float)
         self.sign = np.array([x.sign for x in j], dtype=float)
         self.antecedent = np.array([x.antecedent for x in j], dtype=int)
+        self.gamma = np.array([x.gamma for x in j], dtype=float)
+        self.b = np.array([x.b for x in j], dtype=float)
+        self.is_tree = bool(np.any(self.gamma != 0.0) or np.any(self.b != 0.0)
+                            or np.any(self.antecedent != np.arange(len(j))))
 
     # ------------------------------------------------------------------ basics
     @property
@@ -212,7 +224,9 @@ class RobotModel:
         r = self.r + np.where(prism, qv, 0.0)
         out = np.empty(q.shape + (4, 4))
         for j in range(self.dof):
-            out[..., j, :, :] = mdh_transform_batch(self.alpha[j], self.d[j], theta[..., j], r[..., j])
+            out[..., j, :, :] = mdh_transform_batch(
+                self.alpha[j], self.d[j], theta[..., j], r[..., j], self.gamma[j], self.b[j]
+            )
         return out
 
     def link_frames(self, q: Any) -> np.ndarray:
@@ -262,6 +276,7 @@ class RobotModel:
             Fc=v[:, 11].copy(),
             Fv=v[:, 12].copy(),
             gravity=self.gravity.copy(),
+            locked_joints=dict(self.locked_joints),
         )
 
     # ------------------------------------------------------------- I/O
@@ -278,6 +293,7 @@ class RobotModel:
                 for i, j in enumerate(self.joints)
             ],
             "frames": {k: {"frame": j, "transform": t.tolist()} for k, (j, t) in self.frames.items()},
+            **({"locked_joints": {k: float(v) for k, v in self.locked_joints.items()}} if self.locked_joints else {}),
         }
 
     @classmethod
@@ -297,6 +313,7 @@ class RobotModel:
                 frames=frames,
                 inertial=inertial,
                 gravity=np.array(data.get("gravity", DEFAULT_GRAVITY), float),
+                locked_joints={str(k): float(v) for k, v in (data.get("locked_joints") or {}).items()},
                 **extra,
             )
         except (KeyError, TypeError) as exc:
@@ -318,8 +335,13 @@ class RobotModel:
         return cls.from_dict(data)
 
     def table(self) -> str:
-        """Khalil's table layout: j, a(j), sigma, alpha, d, theta, r (plus URDF name and sign)."""
-        head = f"{'j':>3} {'a(j)':>4} {'sigma':>5} {'alpha':>10} {'d':>10} {'theta':>12} {'r':>12}  {'sign':>4}  joint"
+        """Khalil's table: j, a(j), sigma, alpha, d, theta, r (plus URDF name and sign); a tree adds
+        the gamma and b columns (j, a(j), sigma, gamma, b, alpha, d, theta, r), and locked joints are listed."""
+        tree = self.is_tree
+        head = f"{'j':>3} {'a(j)':>4} {'sigma':>5} "
+        if tree:
+            head += f"{'gamma':>10} {'b':>10} "
+        head += f"{'alpha':>10} {'d':>10} {'theta':>12} {'r':>12}  {'sign':>4}  joint"
         lines = [head, "-" * len(head)]
         for j, jt in enumerate(self.joints, start=1):
             th = f"q{j}" if jt.sigma == REVOLUTE else f"{jt.theta:.6g}"
@@ -328,9 +350,14 @@ class RobotModel:
             r = f"q{j}" if jt.sigma == PRISMATIC else f"{jt.r:.6g}"
             if jt.sigma == PRISMATIC and jt.r != 0.0:
                 r = f"q{j}{jt.r:+.6g}"
+            gb = f"{jt.gamma:>10.6g} {jt.b:>10.6g} " if tree else ""
             lines.append(
-                f"{j:>3} {jt.antecedent:>4} {jt.sigma:>5} {jt.alpha:>10.6g} {jt.d:>10.6g} {th:>12} {r:>12}  {int(jt.sign):>+4}  {jt.name}"
+                f"{j:>3} {jt.antecedent:>4} {jt.sigma:>5} {gb}{jt.alpha:>10.6g} {jt.d:>10.6g} {th:>12} {r:>12}"
+                f"  {int(jt.sign):>+4}  {jt.name}"
             )
+        if self.locked_joints:
+            lines.append("locked (off the chain, lumped like fixed joints): "
+                         + ", ".join(f"{k}={v:.6g}" for k, v in self.locked_joints.items()))
         return "\n".join(lines)
 
     # ------------------------------------------------ constructors (issue 3)
@@ -341,13 +368,16 @@ class RobotModel:
         base_link: str | None = None,
         tip_link: str | None = None,
         *,
+        locked_positions: dict[str, float] | None = None,
         rotor_inertia: dict[str, float] | None = None,
         acceleration_limits: dict[str, float] | None = None,
         text_only: bool = False,
         xacro_args: dict[str, str] | list[str] | None = None,
         allow_inconsistent_inertia: bool = False,
     ) -> RobotModel:
-        """Exact URDF -> MDH conversion; ``source`` is a path or an XML string
+        """Exact URDF -> MDH conversion of the whole tree under ``base_link``, or of the chain to ``tip_link``
+        with every moving joint off it locked at ``locked_positions`` (default 0) and lumped (see
+        :func:`~robot_dynamics.urdf_conversion.model_from_urdf`); ``source`` is a path or an XML string
         (``text_only=True``: XML text only, a path is refused without touching the file system).
 
         A ``.xacro`` path is expanded with ``xacro_args`` (``{name: value}`` or ``["name:=value"]``);
@@ -355,7 +385,7 @@ class RobotModel:
         from .urdf_conversion import model_from_urdf
 
         return model_from_urdf(
-            source, base_link=base_link, tip_link=tip_link,
+            source, base_link=base_link, tip_link=tip_link, locked_positions=locked_positions,
             rotor_inertia=rotor_inertia, acceleration_limits=acceleration_limits, text_only=text_only,
             xacro_args=xacro_args, allow_inconsistent_inertia=allow_inconsistent_inertia,
         )

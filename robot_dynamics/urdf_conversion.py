@@ -73,12 +73,13 @@ collision, ...), and every child of ``<joint>`` other than ``origin``,
 first, so it can never make a file fail.  A file is rejected only for what makes
 the model wrong or undefined, with the cause named.
 
-Physical consistency (issue 14): each ``<inertial>`` is checked by
-:func:`inertia_problems` (finite mass >= 0; zero mass only with a zero tensor;
-positive semi-definite tensor; triangle inequalities of the principal moments,
-tolerance ``INERTIA_RTOL`` relative plus ``INERTIA_ATOL`` = 1e-15 kg m^2); a violation is a ``ValueError`` naming the
-link and the condition, or a :func:`warnings.warn` with
-``allow_inconsistent_inertia=True``.  Limits: ``lower <= upper``, ``effort`` and
+Physical consistency (issue 14): each ``<inertial>`` whose link is carried by a moving joint of
+the model (its inertia enters the dynamics) is checked by :func:`inertia_problems` (finite mass >= 0;
+zero mass only with a zero tensor; positive semi-definite tensor; triangle inequalities of the
+principal moments, tolerance ``INERTIA_RTOL`` relative plus ``INERTIA_ATOL`` = 1e-15 kg m^2); a
+violation is a ``ValueError`` naming the link and the condition, or a :func:`warnings.warn` with
+``allow_inconsistent_inertia=True``.  Links fixed to the base (a legged robot's trunk, a mobile
+base's antennas) never move: their inertia is not used, so it can never make a file fail.  Limits: ``lower <= upper``, ``effort`` and
 ``velocity`` >= 0 (a negative one is an error, 0 means no limit).
 
 xacro (issue 14): a path ending in ``.xacro`` is expanded with the ``xacro``
@@ -178,6 +179,7 @@ class URDFInertial:
     mass: float
     pose: np.ndarray  # COM frame in the link frame
     inertia: np.ndarray  # about the COM, in the COM frame
+    problems: list[str] = field(default_factory=list)  # violated consistency conditions (inertia_problems)
 
 
 @dataclass
@@ -529,22 +531,32 @@ def inertia_problems(
     return problems
 
 
-def _inertial(link: Any, allow_inconsistent_inertia: bool = False) -> URDFInertial | None:
+def _inertial(link: Any) -> URDFInertial | None:
+    """The ``<inertial>`` of a link; a non-finite value is an error, a physically inconsistent one is recorded
+    in ``problems`` (checked by :func:`check_inertias` only if the link's inertia enters the model)."""
     ine = link.inertial
     if ine is None:
         return None
-    what = f"link {link.name!r} inertial"
     mass = float(ine.mass)
     inertia = np.zeros((3, 3)) if ine.inertia is None else np.array(ine.inertia.to_matrix(), dtype=float)
     problems = inertia_problems(mass, inertia)
     if not math.isfinite(mass) or not np.all(np.isfinite(inertia)):
-        raise ValueError(f"{what}: {problems[0]}")
-    if problems:
-        text = f"{what} is physically inconsistent: {'; '.join(problems)}"
+        raise ValueError(f"link {link.name!r} inertial: {problems[0]}")
+    return URDFInertial(mass, _pose(ine.origin), inertia, problems)
+
+
+def check_inertias(tree: URDFTree, links: Sequence[str], allow_inconsistent_inertia: bool = False) -> None:
+    """Physical consistency of the ``<inertial>`` of ``links`` (those whose inertia enters the model): a
+    ValueError naming the first bad link and its conditions, or one warning per bad link with
+    ``allow_inconsistent_inertia=True``.  Links fixed to the base never move and are not checked."""
+    for link in links:
+        ine = tree.links.get(link)
+        if ine is None or not ine.problems:
+            continue
+        text = f"link {link!r} inertial is physically inconsistent: {'; '.join(ine.problems)}"
         if not allow_inconsistent_inertia:
             raise ValueError(f"{text} (allow_inconsistent_inertia=True / --allow-inconsistent-inertia to accept it)")
         warnings.warn(text, stacklevel=4)
-    return URDFInertial(mass, _pose(ine.origin), inertia)
 
 
 def _joint(j: Any) -> URDFJoint:
@@ -579,13 +591,12 @@ def _joint(j: Any) -> URDFJoint:
 
 def parse_urdf(
     source: Any, *, text_only: bool = False, xacro_args: Mapping[str, Any] | Sequence[str] | None = None,
-    allow_inconsistent_inertia: bool = False,
 ) -> URDFTree:
     """Parse URDF text or file (urdf_parser_py) into a checked kinematic tree (ValueError on malformed input).
 
     ``text_only=True``: ``source`` must be XML text, a path is refused (see :func:`_read_source`).
-    A ``.xacro`` path is expanded with ``xacro_args``.  ``allow_inconsistent_inertia``: a physically
-    inconsistent ``<inertial>`` is a warning instead of an error."""
+    A ``.xacro`` path is expanded with ``xacro_args``.  Physically inconsistent inertials are recorded
+    (``URDFInertial.problems``), not refused: :func:`check_inertias` checks those the model uses."""
     root = _prevalidated_xml(_read_source(source, text_only=text_only, xacro_args=xacro_args))
     with _quiet_urdf_parser_py():
         try:
@@ -598,7 +609,7 @@ def parse_urdf(
     for link in robot.links:  # lists keep duplicates (link_map/joint_map silently overwrite)
         if link.name in tree.links:
             raise ValueError(f"duplicate link name {link.name!r}")
-        tree.links[link.name] = _inertial(link, allow_inconsistent_inertia)
+        tree.links[link.name] = _inertial(link)
         tree.children[link.name] = []
     if not tree.links:
         raise ValueError("URDF has no <link>")
@@ -834,85 +845,219 @@ def model_from_urdf(
     base_link: str | None = None,
     tip_link: str | None = None,
     *,
+    locked_positions: Mapping[str, float] | None = None,
     rotor_inertia: dict[str, float] | None = None,
     acceleration_limits: dict[str, float] | None = None,
     text_only: bool = False,
     xacro_args: Mapping[str, Any] | Sequence[str] | None = None,
     allow_inconsistent_inertia: bool = False,
 ) -> RobotModel:
-    """Build the exact MDH :class:`RobotModel` of the serial chain ``base_link`` -> ``tip_link``.
+    """Build the exact MDH :class:`RobotModel` of the URDF under ``base_link``.
+
+    Without ``tip_link``: the whole kinematic tree (every moving joint under ``base_link``) in the
+    Khalil–Kleinfinger tree notation.  With ``tip_link``: the chain ``base_link`` -> ``tip_link``;
+    every moving joint off it is **locked** at ``locked_positions[name]`` (default 0, clipped into its
+    limits) and its subtree lumped onto the chain link it hangs from, like a fixed joint; the locked
+    joints are in ``model.locked_joints`` (and logged).  ``locked_positions`` may also lock joints of a
+    whole tree.
 
     ``source`` is a path (``.urdf``, or ``.xacro`` expanded with ``xacro_args``: ``{name: value}`` or
-    ``["name:=value"]``) or URDF XML text.  Defaults: ``base_link`` = the URDF root, ``tip_link`` = the
-    unique leaf reached through moving joints.  ``text_only=True`` (what a node uses for text from
-    requests and topics) refuses anything but XML text, never opening a file.
-    ``allow_inconsistent_inertia=True`` turns the inertia consistency errors into warnings.
+    ``["name:=value"]``) or URDF XML text.  ``base_link`` defaults to the URDF root.  ``text_only=True``
+    (what a node uses for text from requests and topics) refuses anything but XML text, never opening a
+    file.  ``allow_inconsistent_inertia=True`` turns the inertia consistency errors into warnings.
     """
-    tree = parse_urdf(
-        source, text_only=text_only, xacro_args=xacro_args, allow_inconsistent_inertia=allow_inconsistent_inertia
+    tree = parse_urdf(source, text_only=text_only, xacro_args=xacro_args)
+    return model_from_tree(
+        tree, base_link, tip_link, locked_positions=locked_positions,
+        rotor_inertia=rotor_inertia, acceleration_limits=acceleration_limits,
+        allow_inconsistent_inertia=allow_inconsistent_inertia,
     )
+
+
+def joint_motion(jt: URDFJoint, value: float) -> np.ndarray:
+    """Transform of a revolute/continuous (rotation about the axis) or prismatic joint at ``value``."""
+    axis = np.asarray(jt.axis, float)
+    axis = axis / np.linalg.norm(axis)
+    if jt.type == "prismatic":
+        return make_transform(np.eye(3), value * axis)
+    k = np.array([[0.0, -axis[2], axis[1]], [axis[2], 0.0, -axis[0]], [-axis[1], axis[0], 0.0]])
+    rot = np.eye(3) + math.sin(value) * k + (1.0 - math.cos(value)) * (k @ k)  # Rodrigues
+    return make_transform(rot, np.zeros(3))
+
+
+def _preorder(tree: URDFTree, base: str) -> list[URDFJoint]:
+    """Joints under ``base`` in depth-first pre-order, children in URDF order: a parent joint first."""
+    out: list[URDFJoint] = []
+    stack = list(reversed(tree.children[base]))
+    while stack:
+        jt = tree.joints[stack.pop()]
+        out.append(jt)
+        stack.extend(reversed(tree.children[jt.child]))
+    return out
+
+
+def _lock_value(jt: URDFJoint, given: float | None) -> float:
+    """The position a locked joint is held at: ``given`` (checked against the limits) or 0 clipped into them."""
+    lo, up = jt.lower, jt.upper
+    if jt.type == "continuous":
+        lo, up = -math.inf, math.inf
+    if given is None:
+        return float(min(max(0.0, lo), up))
+    v = float(given)
+    if not math.isfinite(v):
+        raise ValueError(f"locked_positions[{jt.name!r}] is not finite: {given!r}")
+    tol = 1e-12 * max(1.0, abs(lo) if math.isfinite(lo) else 0.0, abs(up) if math.isfinite(up) else 0.0)
+    if v < lo - tol or v > up + tol:
+        raise ValueError(f"locked_positions[{jt.name!r}] = {v:g} is outside the joint limits [{lo:g}, {up:g}]")
+    return v
+
+
+def model_from_tree(
+    tree: URDFTree,
+    base_link: str | None = None,
+    tip_link: str | None = None,
+    *,
+    locked_positions: Mapping[str, float] | None = None,
+    rotor_inertia: dict[str, float] | None = None,
+    acceleration_limits: dict[str, float] | None = None,
+    allow_inconsistent_inertia: bool = False,
+) -> RobotModel:
+    """:func:`model_from_urdf` on a parsed :class:`URDFTree`."""
     base = base_link or tree.root
     if base not in tree.links:
         raise ValueError(f"unknown base link {base!r}; links: {sorted(tree.links)}")
     if tip_link is not None and tip_link not in tree.links:
         raise ValueError(f"unknown tip link {tip_link!r}; links: {sorted(tree.links)}")
-    tip = tip_link or _default_tip(tree, base)
-    chain = chain_joints(tree, base, tip)
-    for jt in chain:
-        if jt.type in ("floating", "planar"):
-            raise ValueError(f"joint {jt.name!r} in the chain is {jt.type}: only revolute/prismatic/fixed supported")
-        if jt.mimic and jt.type in MOVING_TYPES:
-            raise ValueError(f"joint {jt.name!r} in the chain is a mimic joint: not supported")
-    moving = [jt for jt in chain if jt.type in MOVING_TYPES]
+    if locked_positions is not None and not isinstance(locked_positions, Mapping):
+        raise ValueError(f"locked_positions must be a mapping {{joint name: position}}, got {type(locked_positions).__name__}")
+    locked_in = dict(locked_positions or {})
+    below = _preorder(tree, base)
+    by_name = {jt.name: jt for jt in below}
+    on_chain: set[str] = set()
+    if tip_link is not None:
+        chain = chain_joints(tree, base, tip_link)
+        on_chain = {jt.name for jt in chain}
+        for jt in chain:
+            if jt.type in ("floating", "planar"):
+                raise ValueError(f"joint {jt.name!r} in the chain is {jt.type}: only revolute/prismatic/fixed supported")
+            if jt.mimic and jt.type in MOVING_TYPES:
+                raise ValueError(f"joint {jt.name!r} in the chain is a mimic joint: not supported")
+    for name in locked_in:
+        jt = by_name.get(name)
+        if jt is None:
+            known = sorted(j.name for j in below if j.type in MOVING_TYPES)
+            raise ValueError(f"locked_positions: {name!r} is not a moving joint under {base!r}; moving joints: {known}")
+        if jt.type not in MOVING_TYPES:
+            raise ValueError(f"locked_positions: joint {name!r} is {jt.type}, only moving joints can be locked")
+        if name in on_chain:
+            raise ValueError(f"locked_positions: joint {name!r} is on the chain {base!r} -> {tip_link!r}; it cannot be locked")
+    # effective joints: locked ones become fixed joints at their locked pose
+    locked: dict[str, float] = {}
+    eff: list[URDFJoint] = []
+    for jt in below:
+        lock = jt.type in MOVING_TYPES and (jt.name in locked_in or (tip_link is not None and jt.name not in on_chain))
+        if lock:
+            value = _lock_value(jt, locked_in.get(jt.name))
+            locked[jt.name] = value
+            jt = URDFJoint(**{**vars(jt), "type": "fixed", "origin": jt.origin @ joint_motion(jt, value)})
+        elif jt.type in ("floating", "planar"):
+            if tip_link is None:
+                raise ValueError(
+                    f"joint {jt.name!r} is {jt.type}: only revolute, continuous, prismatic and fixed joints are "
+                    "modelled (pass base_link below it, or tip_link to model one chain and lock the rest)"
+                )
+            locked[jt.name] = 0.0
+            jt = URDFJoint(**{**vars(jt), "type": "fixed"})
+        eff.append(jt)
+    moving = [jt for jt in eff if jt.type in MOVING_TYPES]
     if not moving:
-        raise ValueError(f"empty chain: no moving joint between {base!r} and {tip!r}")
+        what = f"between {base!r} and {tip_link!r}" if tip_link is not None else f"under base link {base!r}"
+        raise ValueError(f"empty chain: no moving joint {what}")
     for name, d in (("rotor_inertia", rotor_inertia), ("acceleration_limits", acceleration_limits)):
         unknown = sorted(set(d or {}) - {jt.name for jt in moving})
         if unknown:
             raise ValueError(f"{name}: unknown joint names {unknown}")
+    if locked:
+        _LOG.info("locked joints (lumped like fixed joints): %s", ", ".join(f"{k}={v:g}" for k, v in locked.items()))
+    mimic = [jt.name for jt in moving if jt.mimic]
+    if mimic:
+        _LOG.info("mimic joints modelled as independent joints: %s", ", ".join(mimic))
 
-    # poses of the chain links at q = 0 in base_link, and which moving link carries them
+    # poses of every link at q = 0 in base_link, and the moving joint (1-based, 0 = base) that carries it
+    index = {jt.name: k for k, jt in enumerate(moving, start=1)}
     pose = {base: np.eye(4)}
     carrier = {base: 0}
-    j = 0
-    for jt in chain:
+    for jt in eff:  # pre-order: the parent link is done first
         pose[jt.child] = pose[jt.parent] @ jt.origin
-        if jt.type in MOVING_TYPES:
-            j += 1
-        carrier[jt.child] = j
-    # links rigidly attached to chain links through fixed joints only (side branches, beyond the tip)
-    stack = list(pose)
-    on_chain = {jt.name for jt in chain}
-    while stack:
-        link = stack.pop()
-        for jn in tree.children[link]:
-            jt = tree.joints[jn]
-            if jn in on_chain or jt.type != "fixed":
-                continue
-            pose[jt.child] = pose[link] @ jt.origin
-            carrier[jt.child] = carrier[link]
-            stack.append(jt.child)
+        carrier[jt.child] = index.get(jt.name, carrier[jt.parent])
+    check_inertias(tree, [k for k in pose if carrier[k] > 0], allow_inconsistent_inertia)
+    n = len(moving)
+    ant = [carrier[jt.parent] for jt in moving]
+    succ: dict[int, list[int]] = {k: [] for k in range(n + 1)}
+    for k, a in enumerate(ant, start=1):
+        succ[a].append(k)
+    depth = [1] * (n + 1)
+    for k in range(n, 0, -1):
+        depth[ant[k - 1]] = max(depth[ant[k - 1]], depth[k] + 1)
+    main = {i: max(s, key=lambda k: (depth[k], -k)) for i, s in succ.items() if s}  # longest branch, URDF order on ties
 
-    points = [pose[jt.child][:3, 3] for jt in moving]
-    axes = [pose[jt.child][:3, :3] @ jt.axis for jt in moving]
-    prism = [jt.type == "prismatic" for jt in moving]
-    frames_geo, sign = place_mdh_frames(points, axes, prism, [pose[jt.child] for jt in moving])
-    base_transform = frames_geo[0].copy()  # R0 aligned with R1 at q1 = 0
-    base_transform[:3, :3] = frames_geo[0][:3, :3]
+    def path_from(k: int) -> list[int]:
+        out = [k]
+        while out[-1] in main:
+            out.append(main[out[-1]])
+        return out
+
+    points = {k: pose[jt.child][:3, 3] for k, jt in enumerate(moving, start=1)}
+    axes = {k: pose[jt.child][:3, :3] @ jt.axis for k, jt in enumerate(moving, start=1)}
+    prism = {k: jt.type == "prismatic" for k, jt in enumerate(moving, start=1)}
+    hints = {k: pose[jt.child] for k, jt in enumerate(moving, start=1)}
+    frame: dict[int, np.ndarray] = {}
+    sign: dict[int, float] = {}
+    params: dict[int, tuple[float, ...]] = {}  # k -> (gamma, b, alpha, d, theta, r)
+    first = path_from(main[0])
+    fr, sg = place_mdh_frames([points[k] for k in first], [axes[k] for k in first], [prism[k] for k in first],
+                              [hints[k] for k in first])
+    base_transform = fr[0].copy()  # R0 aligned with R1 at q1 = 0
+    frame[0] = base_transform
+    prev = base_transform
+    for k, f, s_ in zip(first, fr, sg, strict=True):
+        frame[k], sign[k] = f, s_
+        params[k] = (0.0, 0.0, *mdh_parameters(prev, f))
+        prev = f
+    todo = [0, *first]
+    while todo:  # branches: a successor other than the main one, placed with (gamma, b) (Khalil–Kleinfinger)
+        i = todo.pop(0)
+        for s0 in succ[i]:
+            if s0 == main[i]:
+                continue
+            br = path_from(s0)
+            fi = frame[i]
+            fr, sg = place_mdh_frames(
+                [fi[:3, 3], *(points[k] for k in br)], [fi[:3, 2], *(axes[k] for k in br)],
+                [False, *(prism[k] for k in br)], [fi, *(hints[k] for k in br)],
+            )
+            u = fr[0]  # z = z_i, x = the common normal of z_i and z_s0, origin on z_i
+            gamma = math.atan2(float(np.cross(fi[:3, 0], u[:3, 0]) @ fi[:3, 2]), float(fi[:3, 0] @ u[:3, 0]))
+            b = float((u[:3, 3] - fi[:3, 3]) @ fi[:3, 2])
+            prev = u
+            for m, (k, f, s_) in enumerate(zip(br, fr[1:], sg[1:], strict=True)):
+                frame[k], sign[k] = f, s_
+                gb = (_snap_angle(gamma), _snap_length(b)) if m == 0 else (0.0, 0.0)
+                params[k] = (*gb, *mdh_parameters(prev, f))
+                prev = f
+            todo.extend(br)
 
     rows = []
-    prev = base_transform
-    for k, jt in enumerate(moving):
-        alpha, d, theta, r = mdh_parameters(prev, frames_geo[k])
+    for k, jt in enumerate(moving, start=1):
+        gamma, b, alpha, d, theta, r = params[k]
         rows.append(
             MDHJoint(
-                name=jt.name, antecedent=k, sigma=PRISMATIC if prism[k] else REVOLUTE,
-                alpha=alpha, d=d, theta=theta, r=r, sign=sign[k], link=jt.child,
+                name=jt.name, antecedent=ant[k - 1], sigma=PRISMATIC if prism[k] else REVOLUTE,
+                alpha=alpha, d=d, theta=theta, r=r, gamma=gamma, b=b, sign=sign[k], link=jt.child,
                 lower=jt.lower, upper=jt.upper, velocity=jt.velocity, effort=jt.effort,
                 acceleration=float((acceleration_limits or {}).get(jt.name, math.inf)),
             )
         )
-        prev = frames_geo[k]
     model = RobotModel(joints=rows, base_link=base, name=tree.name, base_transform=base_transform)
     # exact MDH frame poses at q = 0 (from the table itself), to attach the URDF links
     mdh_pose = base_transform @ model.link_frames(np.zeros(model.dof))
@@ -928,12 +1073,35 @@ def model_from_urdf(
         if ine is not None and jj > 0:
             tc = t @ ine.pose
             inertial[jj - 1] += inertia_about_origin(ine.mass, tc[:3, 3], tc[:3, :3], ine.inertia)
+    tip = tip_link if tip_link is not None else _default_tip_eff(eff, base, tree)
     ia = np.array([float((rotor_inertia or {}).get(jt.name, 0.0)) for jt in moving])
     return RobotModel(
         joints=rows, base_link=base, tip_link=tip, name=tree.name, base_transform=base_transform,
         frames=frames, inertial=inertial, Ia=ia,
         Fc=np.array([jt.friction for jt in moving]), Fv=np.array([jt.damping for jt in moving]),
+        locked_joints=locked,
     )
+
+
+def _default_tip_eff(eff: list[URDFJoint], base: str, tree: URDFTree) -> str:
+    """Tip of a whole-tree model: the unique leaf reached through moving joints (or the common last
+    moving link) when the moving joints form one chain, else "" (a tree has no single tip)."""
+    kids: dict[str, list[URDFJoint]] = {}
+    for jt in eff:
+        kids.setdefault(jt.parent, []).append(jt)
+    leaves: list[tuple[str, str]] = []
+    stack: list[tuple[str, str | None]] = [(base, None)]
+    while stack:
+        link, last = stack.pop()
+        ks = kids.get(link, [])
+        if not ks and last is not None:
+            leaves.append((link, last))
+        for jt in ks:
+            stack.append((jt.child, jt.child if jt.type in MOVING_TYPES else last))
+    if len(leaves) == 1:
+        return leaves[0][0]
+    ends = {last for _, last in leaves}
+    return ends.pop() if len(ends) == 1 else ""
 
 
 __all__ = [
@@ -941,6 +1109,7 @@ __all__ = [
     "URDFJoint",
     "URDFTree",
     "chain_joints",
+    "check_inertias",
     "expand_xacro",
     "inertia_problems",
     "is_xacro_path",
@@ -950,6 +1119,8 @@ __all__ = [
     "make_transform",
     "matrix_to_rpy",
     "mdh_parameters",
+    "joint_motion",
+    "model_from_tree",
     "model_from_urdf",
     "parse_urdf",
     "place_mdh_frames",

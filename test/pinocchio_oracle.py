@@ -13,9 +13,21 @@ import pinocchio as pin
 
 
 class PinocchioURDF:
-    def __init__(self, urdf: str | Path) -> None:
+    def __init__(self, urdf: str | Path, locked: dict[str, float] | None = None) -> None:
+        """``locked``: joints locked at a value, removed with ``pin.buildReducedModel`` (the oracle of a chain
+        whose off-chain branches are lumped)."""
         text = Path(urdf).read_text() if isinstance(urdf, Path) or not str(urdf).lstrip().startswith("<") else urdf
         self.model = pin.buildModelFromXML(text)
+        if locked:
+            full = self.model
+            q_ref = pin.neutral(full)
+            for name, v in locked.items():
+                jm = full.joints[full.getJointId(name)]
+                if jm.nq == 2:
+                    q_ref[jm.idx_q : jm.idx_q + 2] = (np.cos(v), np.sin(v))
+                else:
+                    q_ref[jm.idx_q] = v
+            self.model = pin.buildReducedModel(full, [full.getJointId(k) for k in locked], q_ref)
         self.data = self.model.createData()
 
     def q_vector(self, names: list[str], q: np.ndarray) -> np.ndarray:

@@ -41,7 +41,7 @@ def test_inertia_gravity_energies_match_pinocchio(tree: bool) -> None:
         assert _rel(m.potential_energy(q), ep) < RTOL
 
 
-@pytest.mark.parametrize("case", _pin_urdf_cases(), ids=lambda c: c[0].split("/")[-1])
+@pytest.mark.parametrize("case", _pin_urdf_cases(), ids=lambda c: c[0].split("/")[-1] + ("" if c[1] is None else f"-{c[1]}"))
 def test_urdf_inertia_and_gravity_match_pinocchio(case) -> None:
     m, pm, idx = urdf_pair(*case)
     pd = pm.createData()

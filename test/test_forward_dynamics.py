@@ -33,7 +33,7 @@ def test_random_mdh_robots_match_pinocchio_aba(tree: bool) -> None:
     assert total >= 500
 
 
-@pytest.mark.parametrize("case", _pin_urdf_cases(), ids=lambda c: c[0].split("/")[-1])
+@pytest.mark.parametrize("case", _pin_urdf_cases(), ids=lambda c: c[0].split("/")[-1] + ("" if c[1] is None else f"-{c[1]}"))
 def test_urdf_robots_match_pinocchio_aba(case) -> None:
     m, pm, idx = urdf_pair(*case)
     pd = pm.createData()

@@ -110,22 +110,27 @@ def test_regressor_times_standard_parameters_is_inverse_dynamics() -> None:
 
 
 def _pin_urdf_cases():
-    cases = [(str(example_urdf("ur5")), None, ())]
-    cases.append((str(example_urdf("panda")), "panda_link8", ("panda_finger_joint1", "panda_finger_joint2")))
-    cases += [(str(p), None, ()) for p in sorted((Path(__file__).parents[1] / "urdf").glob("*.urdf"))]
+    cases = [(str(example_urdf("ur5")), None, {})]
+    cases.append((str(example_urdf("panda")), "panda_link8", {"panda_finger_joint1": 0.031, "panda_finger_joint2": 0.007}))
+    cases.append((str(example_urdf("panda")), None, {}))  # the whole tree: 7 arm joints and the 2 fingers
+    cases += [(str(p), None, {}) for p in sorted((Path(__file__).parents[1] / "urdf").glob("*.urdf"))]
     return cases
 
 
-def urdf_pair(path: str, tip: str | None, zero_bodies: tuple[str, ...]):
+def urdf_pair(path: str, tip: str | None, locked: dict[str, float]):
     """(RobotModel, Pinocchio model, index of our joints in Pinocchio's v) — joints mapped by name.
 
-    Bodies behind moving joints off the chain (Panda fingers) are not part of our chain model;
-    their inertias are zeroed in Pinocchio and their joints held at rest.
+    Moving joints off the chain (Panda fingers) are locked at ``locked`` in our model and in Pinocchio
+    (``buildReducedModel`` with the same positions): their bodies stay, lumped on the hand.
     """
-    m = RobotModel.from_urdf(path, tip_link=tip)
+    m = RobotModel.from_urdf(path, tip_link=tip, locked_positions=locked or None)
+    assert m.locked_joints == locked
     pm = pin.buildModelFromUrdf(path)
-    for name in zero_bodies:
-        pm.inertias[pm.getJointId(name)] = pin.Inertia.Zero()
+    if locked:
+        q_ref = pin.neutral(pm)
+        for name, v in locked.items():
+            q_ref[pm.idx_qs[pm.getJointId(name)]] = v
+        pm = pin.buildReducedModel(pm, [pm.getJointId(name) for name in locked], q_ref)
     idx = [pm.idx_vs[pm.getJointId(name)] for name in m.joint_names]
     return m, pm, idx
 
@@ -136,7 +141,7 @@ def _embed(pm: pin.Model, idx: list[int], x: np.ndarray) -> np.ndarray:
     return y
 
 
-@pytest.mark.parametrize("case", _pin_urdf_cases(), ids=lambda c: c[0].split("/")[-1])
+@pytest.mark.parametrize("case", _pin_urdf_cases(), ids=lambda c: c[0].split("/")[-1] + ("" if c[1] is None else f"-{c[1]}"))
 def test_urdf_robots_match_pinocchio(case) -> None:
     m, pm, idx = urdf_pair(*case)
     rng = np.random.default_rng(6)
