@@ -243,14 +243,32 @@ def _check_count(count: float, maximum: int, what: str, hint: str, unit: str = "
 
 
 # ------------------------------------------------------------------ commands
+def _lock_arg(text: str) -> tuple[str, float]:
+    """argparse ``type`` of ``--lock``: ``joint=value`` (a finite number, SI units)."""
+    name, sep, value = text.partition("=")
+    try:
+        v = float(value)
+    except ValueError:
+        v = math.nan
+    if not sep or not name.strip() or not math.isfinite(v):
+        raise argparse.ArgumentTypeError(f"--lock {text[:80]!r} must read JOINT=VALUE with a finite value (rad or m)")
+    return name.strip(), v
+
+
 def _cmd_dh(args: argparse.Namespace) -> int:
-    model = _load_model(args.urdf, base_link=args.base, tip_link=args.tip)
+    locked = dict(args.lock) if args.lock else None
+    model = _load_model(args.urdf, base_link=args.base, tip_link=args.tip, locked_positions=locked)
     if args.format == "yaml":
         print(model.to_yaml(), end="")
     elif args.format == "json":
         print(json.dumps(model.to_dict(), indent=2))
     else:
-        print(f"robot {model.name!r}: base {model.base_link!r} -> tip {model.tip_link!r}, {model.dof} joints")
+        if args.tip is None:
+            kind = "tree" if model.is_tree else "chain"
+            print(f"robot {model.name!r}: whole {kind} under base {model.base_link!r}, {model.dof} joints")
+        else:
+            print(f"robot {model.name!r}: base {model.base_link!r} -> tip {model.tip_link!r}, {model.dof} joints, "
+                  f"{len(model.locked_joints)} locked")
         print(model.table())
     return 0
 
@@ -414,7 +432,10 @@ def build_parser() -> argparse.ArgumentParser:
     dh = sub.add_parser("dh", help="convert a URDF chain to Khalil's modified DH")
     dh.add_argument("urdf", help="URDF path or bundled robot name (rx90, stanford, scara, planar2r)")
     dh.add_argument("--base", default=None, help="base link (default: the URDF root)")
-    dh.add_argument("--tip", default=None, help="tip link (default: the unique leaf)")
+    dh.add_argument("--tip", default=None,
+                    help="tip link: model the chain base -> tip, lock every other moving joint (default: the whole tree)")
+    dh.add_argument("--lock", action="append", type=_lock_arg, default=[], metavar="JOINT=VALUE",
+                    help="lock a moving joint at VALUE (rad or m; repeatable); with --tip, unlisted off-chain joints lock at 0")
     dh.add_argument("--format", choices=("table", "yaml", "json"), default="table")
     _add_description_options(dh)
     dh.set_defaults(func=_cmd_dh)

@@ -114,11 +114,13 @@ def load_model(
     name_or_path: str, base_link: str | None = None, tip_link: str | None = None, *,
     rotor_inertia: Any = None, acceleration_limits: Any = None,
     xacro_args: dict[str, str] | list[str] | None = None, allow_inconsistent_inertia: bool | None = None,
+    locked_positions: dict[str, float] | None = None,
 ) -> RobotModel:
     """A bundled robot name, URDF path or ``.xacro`` path (expanded with ``xacro_args``: ``{name: value}``
     or ``["name:=value"]``) -> RobotModel, with the rotor inertias and acceleration limits of its config
     file (``config/<stem>.yaml``, or the ones given) applied.  ``xacro_args`` / ``allow_inconsistent_inertia``
-    left at None take the values of an enclosing :func:`load_options` block (default: none / False)."""
+    left at None take the values of an enclosing :func:`load_options` block (default: none / False).
+    Without ``tip_link`` the whole tree; with it the chain, other moving joints locked at ``locked_positions``."""
     import warnings
 
     from .robot_model import RobotModel
@@ -129,7 +131,7 @@ def load_model(
     if allow_inconsistent_inertia is None:
         allow_inconsistent_inertia = bool(defaults.get("allow_inconsistent_inertia", False))
     path, text = read_description(name_or_path, xacro_args)
-    kw: dict[str, Any] = {"base_link": base_link, "tip_link": tip_link,
+    kw: dict[str, Any] = {"base_link": base_link, "tip_link": tip_link, "locked_positions": locked_positions,
                           "allow_inconsistent_inertia": allow_inconsistent_inertia}
     model = RobotModel.from_urdf(text, **kw)
     extra = robot_parameters(path)

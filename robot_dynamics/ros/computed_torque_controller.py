@@ -224,7 +224,7 @@ class ComputedTorqueControllerNode(Node):
         # the watchdog runs on the steady clock: a paused simulation also stops /clock
         self.watchdog_timer = self.create_timer(self.timeout / 5, self.watchdog,
                                                 clock=Clock(clock_type=ClockType.STEADY_TIME))
-        self.description = RobotDescription(self, self._on_model)
+        self.description = RobotDescription(self, self._on_model, lock_from_joint_states=True)
         self.get_logger().info(f"law {self.law}, {self.rate:.0f} Hz ({self.trigger}), commands on {topic}")
 
     # -------------------------------------------------------------- setup

@@ -8,6 +8,14 @@ name such as ``rx90``) is the convenience used by the bring-up runner; it may be
 (``["name:=value", ...]``, read once at start-up).  Text (the topic, the parameter,
 requests) is never expanded: xacro text is refused with a message naming xacro.
 
+Trees (issue 14): without ``tip_link`` the node models the whole tree; with it, the chain
+``base_link`` -> ``tip_link`` and every other moving joint locked and lumped.  A locked joint is held
+at the position given by the parameters ``locked_joints`` / ``locked_positions`` (parallel arrays),
+else — when the node was built with ``lock_from_joint_states`` and that parameter is true — at its
+position in the first ``/joint_states`` message that names it (the model is rebuilt once, logged),
+else 0 (clipped into its limits).  ``allow_inconsistent_inertia`` turns the inertia consistency
+errors into warnings.
+
 Safety: the topic and the ``robot_description`` parameter carry URDF *text* only (a file path
 is accepted only from ``urdf_path``); a description longer than ``max_description_bytes`` is
 refused before parsing; a bad description is refused with its cause (rate-limited log) and never
@@ -17,6 +25,7 @@ reader in another thread sees the old pair or the new one, never half of each.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from typing import Any
 
@@ -24,7 +33,8 @@ from rcl_interfaces.msg import IntegerRange, ParameterDescriptor
 from rclpy.callback_groups import CallbackGroup, MutuallyExclusiveCallbackGroup
 from rclpy.node import Node
 from rclpy.parameter import Parameter
-from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
+from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy, qos_profile_sensor_data
+from sensor_msgs.msg import JointState
 from std_msgs.msg import String
 
 from ..robot_model import RobotModel
@@ -60,10 +70,16 @@ class RobotDescription:
     """
 
     def __init__(
-        self, node: Node, on_model: Callable[[RobotModel, str], None], callback_group: CallbackGroup | None = None
+        self, node: Node, on_model: Callable[[RobotModel, str], None], callback_group: CallbackGroup | None = None,
+        lock_from_joint_states: bool = False,
     ) -> None:
         self.node = node
         self.on_model = on_model
+        self._group = callback_group
+        self._from_states: dict[str, float] = {}  # locked positions read from /joint_states
+        self._states_sub: Any = None
+        self._pending: list[str] = []
+        self._lock_from_states = lock_from_joint_states
         shared = getattr(node, "refusals", None)  # the node's counters when it has them
         self.refusals = shared if isinstance(shared, Refusals) else Refusals(node)
         node.declare_parameter("robot_description", "")
@@ -77,7 +93,21 @@ class RobotDescription:
             ),
         )
         node.declare_parameter("base_link", "")
-        node.declare_parameter("tip_link", "")
+        node.declare_parameter("tip_link", "", ParameterDescriptor(
+            description="the chain base_link -> tip_link is modelled and every other moving joint locked; empty: the "
+            "whole kinematic tree", read_only=True))
+        node.declare_parameter("locked_joints", Parameter.Type.STRING_ARRAY, ParameterDescriptor(
+            description="moving joints held at locked_positions (names, URDF); with tip_link, unlisted off-chain "
+            "joints are locked too (at their /joint_states position or 0)", read_only=True))
+        node.declare_parameter("locked_positions", Parameter.Type.DOUBLE_ARRAY, ParameterDescriptor(
+            description="positions of locked_joints (rad or m), same length", read_only=True))
+        if lock_from_joint_states:
+            node.declare_parameter("lock_from_joint_states", True, ParameterDescriptor(
+                description="locked joints not in locked_joints take their position from the first /joint_states "
+                "message naming them (the model is rebuilt once)", read_only=True))
+        node.declare_parameter("allow_inconsistent_inertia", False, ParameterDescriptor(
+            description="accept physically inconsistent link inertias with a warning instead of refusing the URDF",
+            read_only=True))
         # what a URDF cannot carry (config/<robot>.yaml): per joint, chain order; [0.0] = none
         node.declare_parameter("rotor_inertia", [0.0])
         node.declare_parameter("acceleration_limits", [0.0])
@@ -156,22 +186,77 @@ class RobotDescription:
             return Refused("not_text", f"{what} must be URDF XML text starting with '<' (a file path is accepted only from the urdf_path parameter)")
         return None
 
+    def _param_list(self, name: str) -> list[Any]:
+        try:
+            return list(self.node.get_parameter(name).value or [])
+        except Exception:  # noqa: BLE001 - unset array parameter
+            return []
+
+    def locked_positions(self) -> dict[str, float]:
+        """Locked positions from the parameters, then those read from /joint_states (parameters win)."""
+        names = [str(n) for n in self._param_list("locked_joints")]
+        values = [float(v) for v in self._param_list("locked_positions")]
+        if len(names) != len(values):
+            raise Refused("invalid_parameter", f"locked_joints has {len(names)} names but locked_positions has "
+                          f"{len(values)} values")
+        return {**self._from_states, **dict(zip(names, values, strict=True))}
+
     def build(self, urdf: str, what: str, base: str | None = None, tip: str | None = None) -> RobotModel:
         """URDF text -> model with this node's base/tip and robot parameters; raises :class:`Refused`."""
         refusal = self.check_text(urdf, what)
         if refusal is not None:
             raise refusal
+        locked = self.locked_positions()
+        allow = bool(self.node.get_parameter("allow_inconsistent_inertia").value)
+        kw: dict[str, Any] = {"base_link": base, "tip_link": tip, "text_only": True,
+                              "allow_inconsistent_inertia": allow}
         try:
-            model = RobotModel.from_urdf(urdf, base_link=base, tip_link=tip, text_only=True)
+            model = RobotModel.from_urdf(urdf, locked_positions=locked or None, **kw)
             ia = by_joint(model, self.node.get_parameter("rotor_inertia").value, "rotor_inertia")
             acc = by_joint(model, self.node.get_parameter("acceleration_limits").value, "acceleration_limits")
             if ia is not None or acc is not None:
                 model = RobotModel.from_urdf(
-                    urdf, base_link=base, tip_link=tip, rotor_inertia=ia, acceleration_limits=acc, text_only=True
+                    urdf, locked_positions=locked or None, rotor_inertia=ia, acceleration_limits=acc, **kw
                 )
         except (ValueError, TypeError, KeyError) as exc:
             raise Refused("invalid_urdf", f"{what}: {cut(str(exc))}") from None
         return model
+
+    def _watch_locked(self, model: RobotModel) -> None:
+        """Subscribe /joint_states once when locked joints still wait for their measured position."""
+        given = set(self._param_list("locked_joints")) | set(self._from_states)
+        pending = [k for k in model.locked_joints if k not in given]
+        use = self._lock_from_states and bool(self.node.get_parameter("lock_from_joint_states").value)
+        if not pending or not use or self._states_sub is not None:
+            return
+        self._pending = pending
+        self._states_sub = self.node.create_subscription(
+            JointState, "/joint_states", self._on_states, qos_profile_sensor_data,
+            callback_group=self._group or MutuallyExclusiveCallbackGroup(),
+        )
+        self.node.get_logger().info(f"locked joints {pending} at 0 until /joint_states gives their positions")
+
+    def _on_states(self, msg: JointState) -> None:
+        """The first /joint_states naming the pending locked joints: rebuild the model with their positions."""
+        try:
+            pos = dict(zip(msg.name, msg.position, strict=False))
+            found = {k: float(pos[k]) for k in self._pending if k in pos and math.isfinite(float(pos[k]))}
+            if not found:
+                return
+            model = self.current[0] if self.current is not None else None
+            sub, self._states_sub = self._states_sub, None
+            if sub is not None:
+                self.node.destroy_subscription(sub)
+            if model is not None:  # clip into the limits: a measured position may overshoot by noise
+                for k in found:
+                    lo, up = model_limits(self.urdf, k)
+                    found[k] = min(max(found[k], lo), up)
+            self._from_states.update(found)
+            self.node.get_logger().info(f"locked joints at their /joint_states positions: {found}")
+            if self.urdf:
+                self.load(self.urdf, "/robot_description (locked joints from /joint_states)")
+        except Exception as exc:  # noqa: BLE001 - never raise into the executor
+            self.refusals.refuse("description_error", f"/joint_states for locked joints: {type(exc).__name__}: {exc}")
 
     def load(self, urdf: str, what: str = "/robot_description") -> RobotModel | None:
         """Build and install a new model from URDF text; a bad one is refused (logged) and the current one kept."""
@@ -187,6 +272,10 @@ class RobotDescription:
             return None
         self.current = (model, urdf)  # one assignment: readers see the old pair or the new one
         self.node.get_logger().info(f"robot {model.name!r}: {model.dof} joints {model.joint_names}")
+        if model.locked_joints:
+            self.node.get_logger().info(
+                f"locked (lumped like fixed joints): {', '.join(f'{k}={v:g}' for k, v in model.locked_joints.items())}")
+        self._watch_locked(model)
         try:
             self.on_model(model, urdf)
         except Exception as exc:  # noqa: BLE001 - the node's hook must not kill it either
@@ -200,3 +289,13 @@ class RobotDescription:
                 self.load(data, "/robot_description")
         except Exception as exc:  # noqa: BLE001 - never raise into the executor
             self.refusals.refuse("description_error", f"/robot_description: {type(exc).__name__}: {exc}")
+
+
+def model_limits(urdf: str, joint: str) -> tuple[float, float]:
+    """(lower, upper) of a URDF joint (-inf, inf when unbounded or continuous)."""
+    from ..urdf_conversion import parse_urdf
+
+    jt = parse_urdf(urdf, text_only=True).joints[joint]
+    if jt.type == "continuous":
+        return -math.inf, math.inf
+    return jt.lower, jt.upper

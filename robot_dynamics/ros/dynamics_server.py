@@ -105,7 +105,7 @@ class DynamicsServer(Node):
         )
         for srv_type, name, handler in services:
             self.create_service(srv_type, name, self._serve(handler), callback_group=MutuallyExclusiveCallbackGroup())
-        self.description = RobotDescription(self, self._on_model, MutuallyExclusiveCallbackGroup())
+        self.description = RobotDescription(self, self._on_model, MutuallyExclusiveCallbackGroup(), lock_from_joint_states=True)
 
     @property
     def model(self) -> RobotModel | None:

@@ -27,6 +27,7 @@ from .description import DESCRIPTION_QOS, RobotDescription, cut
 from .runtime import Refusals, Refused, run_node
 
 MAX_LINK_NAME = 1_000  # characters of request.base_link / tip_link
+MAX_LOCKED = 10_000  # entries of request.locked_joints
 
 
 class UrdfToDh(Node):
@@ -62,11 +63,19 @@ class UrdfToDh(Node):
             current = self.description.current  # read once: the model and its text belong together
             if current is None:
                 raise Refused("no_model", "empty request.urdf and no robot_description received yet")
-            if not (base or tip):
+            if not (base or tip or request.locked_joints):
                 return current[0]
             text, what = current[1], "robot_description"
+        names, values = list(request.locked_joints), [float(v) for v in request.locked_positions]
+        if len(names) != len(values):
+            raise Refused("invalid_request", f"{len(names)} locked_joints but {len(values)} locked_positions")
+        if len(names) > MAX_LOCKED:
+            raise Refused("too_large", f"more than {MAX_LOCKED} locked_joints")
+        allow = bool(self.get_parameter("allow_inconsistent_inertia").value)
         try:
-            return RobotModel.from_urdf(text, base_link=base or None, tip_link=tip or None, text_only=True)
+            return RobotModel.from_urdf(text, base_link=base or None, tip_link=tip or None, text_only=True,
+                                        locked_positions=dict(zip(names, values, strict=True)) or None,
+                                        allow_inconsistent_inertia=allow)
         except (ValueError, TypeError, KeyError) as exc:
             raise Refused("invalid_urdf", f"{what}: {cut(str(exc))}") from None
 
@@ -77,7 +86,8 @@ class UrdfToDh(Node):
             response.table = model.table()
             response.model = model_to_msg(model)
             response.success = True
-            response.message = f"{model.dof} joints, base {model.base_link!r}, tip {model.tip_link!r}"
+            response.message = f"{model.dof} joints, base {model.base_link!r}, tip {model.tip_link!r}" + (
+                f", locked {model.locked_joints}" if model.locked_joints else "")
             return response
         except Refused as exc:
             cause, text = exc.cause, str(exc)
