@@ -126,6 +126,11 @@ KNOWN_TYPES = MOVING_TYPES + ("fixed", "floating", "planar")
 # its (distant) common normal.
 _PAR_TOL = 1e-9
 _LEN_TOL = 1e-9
+# Nearly (not exactly) parallel axes put their common normal far away (|offset| / angle: 75 km for Romeo's
+# fingers, float32 cos(pi/2) = -4.4e-8).  When it lies farther than _FAR_FOOT from the joint, O_j stays near
+# the joint and x_j takes the exact normal direction; the next row then carries b (a Khalil–Kleinfinger
+# row, see mdh_row), so no frame of the model sits kilometres away and levers nothing later.
+_FAR_FOOT = 10.0  # m
 # The one round-off tolerance of the package (also used by base_parameters.py): an MDH angle within
 # ROUND_OFF_TOL rad of k*pi/2, or a length within ROUND_OFF_TOL m of 0, *is* that value up to the
 # rounding of the frame arithmetic (measured on example-robot-data: <= 4e-17).  Snapping therefore
@@ -772,11 +777,20 @@ def place_mdh_frames(
     def parallel(k: int) -> bool:
         return bool(np.linalg.norm(np.cross(z[k], z[k + 1])) < _PAR_TOL)
 
-    def fixed_origin(k: int) -> np.ndarray | None:
-        """O_k when it is determined by the common normal with z_{k+1} (non-parallel axes)."""
+    def foot(k: int) -> np.ndarray | None:
+        """Foot on z_k of the common normal with z_{k+1} (non-parallel axes), else None."""
         if k + 1 < n and not parallel(k):
             return _closest_points(p[k], z[k], p[k + 1], z[k + 1])[0]
         return None
+
+    def far_normal(k: int) -> bool:
+        """Nearly parallel axes whose common normal lies farther than _FAR_FOOT from joint k."""
+        f = foot(k)
+        return f is not None and bool(np.linalg.norm(f - p[k]) > _FAR_FOOT)
+
+    def fixed_origin(k: int) -> np.ndarray | None:
+        """O_k when it is determined by the common normal with z_{k+1} (non-parallel axes, normal nearby)."""
+        return None if far_normal(k) else foot(k)
 
     xs: list[np.ndarray] = []
     os_: list[np.ndarray] = []
@@ -801,7 +815,11 @@ def place_mdh_frames(
                 nw = np.linalg.norm(w)
             else:
                 nw = 0.0
-            if nw > _LEN_TOL:  # parallel axes: x along the common normal
+            if k + 1 < n and far_normal(k):  # x along the exact normal direction, O_k kept near the joint
+                x = _common_normal(z[k], z[k + 1])
+                if x @ hint_x < -1e-9:
+                    x = -x
+            elif nw > _LEN_TOL:  # parallel axes: x along the common normal
                 x = w / nw
                 if x @ hint_x < -1e-9:
                     x = -x
@@ -827,6 +845,37 @@ def place_mdh_frames(
         os_.append(o)
     frames = [make_transform(np.column_stack([x, np.cross(zz, x), zz]), o) for x, zz, o in zip(xs, z, os_, strict=True)]
     return frames, sign
+
+
+def mdh_row(prev: np.ndarray, cur: np.ndarray) -> tuple[float, float, float, float, float, float]:
+    """(gamma, b, alpha, d, theta, r) with cur = prev @ mdh_transform(alpha, d, theta, r, gamma, b).
+
+    The serial row (gamma = b = 0, :func:`mdh_parameters`) when it reproduces ``cur`` to round-off; else the
+    Khalil–Kleinfinger row: u = the common normal of z_prev and z_cur (aligned with x_prev), gamma the angle
+    x_prev -> u about z_prev, and (b, d, r) from O_cur - O_prev = b z_prev + d u + r z_cur."""
+    alpha, d, theta, r = mdh_parameters(prev, cur)
+    xp, zp, op = prev[:3, 0], prev[:3, 2], prev[:3, 3]
+    xc, zc, oc = cur[:3, 0], cur[:3, 2], cur[:3, 3]
+    delta = oc - op
+    scale = max(1.0, float(np.linalg.norm(delta)))
+    if abs(float(xp @ zc)) <= 4 * ROUND_OFF_TOL and np.linalg.norm(delta - d * xp - r * zc) <= 4 * ROUND_OFF_TOL * scale:
+        return 0.0, 0.0, alpha, d, theta, r
+    c = np.cross(zp, zc)
+    if np.linalg.norm(c) >= _PAR_TOL:
+        u = _common_normal(zp, zc)
+        if u @ xp < 0:
+            u = -u
+        b, d, r = (float(v) for v in np.linalg.solve(np.column_stack([zp, u, zc]), delta))
+    else:  # parallel: u along the offset of the axes (or x_cur when they are collinear), b = 0
+        w = delta - (delta @ zp) * zp
+        u = w / np.linalg.norm(w) if np.linalg.norm(w) > _LEN_TOL else xc - (xc @ zp) * zp
+        u = u / np.linalg.norm(u)
+        b, d, r = 0.0, float(delta @ u), float(delta @ zc)
+    gamma = math.atan2(float(np.cross(xp, u) @ zp), float(xp @ u))
+    alpha = math.atan2(float(np.cross(zp, zc) @ u), float(zp @ zc))
+    theta = math.atan2(float(np.cross(u, xc) @ zc), float(u @ xc))
+    return (_snap_angle(gamma), _snap_length(b), _snap_angle(alpha), _snap_length(d), _snap_angle(theta),
+            _snap_length(r))
 
 
 def mdh_parameters(prev: np.ndarray, cur: np.ndarray) -> tuple[float, float, float, float]:
@@ -1023,21 +1072,35 @@ def model_from_tree(
     frame: dict[int, np.ndarray] = {}
     sign: dict[int, float] = {}
     params: dict[int, tuple[float, ...]] = {}  # k -> (gamma, b, alpha, d, theta, r)
-    first = path_from(main[0])
-    fr, sg = place_mdh_frames([points[k] for k in first], [axes[k] for k in first], [prism[k] for k in first],
-                              [hints[k] for k in first])
-    base_transform = fr[0].copy()  # R0 aligned with R1 at q1 = 0
-    frame[0] = base_transform
-    prev = base_transform
-    for k, f, s_ in zip(first, fr, sg, strict=True):
-        frame[k], sign[k] = f, s_
-        params[k] = (0.0, 0.0, *mdh_parameters(prev, f))
-        prev = f
-    todo = [0, *first]
+    # R0: aligned with R1 at q1 = 0 (a chain: always), unless another successor of the base is then nearly
+    # but not exactly parallel to z_0 while the base link frame has no such defect (Allegro's thumb, HyQ's
+    # hips): an axis parallel to z_0 only to within _PAR_TOL cannot be placed exactly (see _PAR_TOL)
+    def defect(z0: np.ndarray, ks: list[int]) -> float:
+        cs = [float(np.linalg.norm(np.cross(z0, axes[k] / np.linalg.norm(axes[k])))) for k in ks]
+        return max([c for c in cs if ROUND_OFF_TOL < c < _PAR_TOL], default=0.0)
+
+    z1 = axes[main[0]] / np.linalg.norm(axes[main[0]])
+    base_frame = len(succ[0]) > 1 and defect(np.array([0.0, 0.0, 1.0]), succ[0]) < defect(z1, succ[0])
+    if base_frame:
+        base_transform = np.eye(4)  # R0 = the base link frame: every successor of 0 is a tree row
+        frame[0] = base_transform
+        todo = [0]
+    else:
+        first = path_from(main[0])
+        fr, sg = place_mdh_frames([points[k] for k in first], [axes[k] for k in first], [prism[k] for k in first],
+                                  [hints[k] for k in first])
+        base_transform = fr[0].copy()  # R0 aligned with R1 at q1 = 0
+        frame[0] = base_transform
+        prev = base_transform
+        for k, f, s_ in zip(first, fr, sg, strict=True):
+            frame[k], sign[k] = f, s_
+            params[k] = mdh_row(prev, f)
+            prev = f
+        todo = [0, *first]
     while todo:  # branches: a successor other than the main one, placed with (gamma, b) (Khalil–Kleinfinger)
         i = todo.pop(0)
         for s0 in succ[i]:
-            if s0 == main[i]:
+            if s0 == main[i] and not (i == 0 and base_frame):
                 continue
             br = path_from(s0)
             fi = frame[i]
@@ -1051,8 +1114,10 @@ def model_from_tree(
             prev = u
             for m, (k, f, s_) in enumerate(zip(br, fr[1:], sg[1:], strict=True)):
                 frame[k], sign[k] = f, s_
-                gb = (_snap_angle(gamma), _snap_length(b)) if m == 0 else (0.0, 0.0)
-                params[k] = (*gb, *mdh_parameters(prev, f))
+                g2, b2, *rest = mdh_row(prev, f)
+                if m == 0:  # Rot(z, gamma) Trans(z, b) and the row's own (gamma, b) are about the same z
+                    g2, b2 = _snap_angle(math.remainder(gamma + g2, 2 * math.pi)), _snap_length(b + b2)
+                params[k] = (g2, b2, *rest)
                 prev = f
             todo.extend(br)
 
@@ -1128,6 +1193,7 @@ __all__ = [
     "make_transform",
     "matrix_to_rpy",
     "mdh_parameters",
+    "mdh_row",
     "joint_motion",
     "model_from_tree",
     "model_from_urdf",
