@@ -214,13 +214,13 @@ def rank_tolerance(shape: tuple[int, ...], tol: float | None = None) -> float:
 def column_weights(model: Any) -> np.ndarray:
     """Physical column scaling (13n,): the regressor in units of a characteristic length L.
 
-    L = Σ|d_j| + |r_j| (1 m if 0).  J and Ia columns × L², MS × L, M × 1, Fc and Fv × L², so
+    L = Σ|d_j| + |r_j| + |b_j| (1 m if 0).  J and Ia columns × L², MS × L, M × 1, Fc and Fv × L², so
     every column is of the order of a torque of a unit mass at distance L: the rank does not
     depend on the length unit or the robot's size.  Normalising columns by their norms is not
     used: a structurally tiny column (xarm7: M2 at 9e-14 of the largest, r2 = 1.1e-6 m) is
     mostly cancellation round-off, and unit norm would blow that up into false rank.
     """
-    size = float(np.sum(np.abs(model.d)) + np.sum(np.abs(model.r)))
+    size = float(np.sum(np.abs(model.d)) + np.sum(np.abs(model.r)) + np.sum(np.abs(model.b)))
     ell = size if size > 0 else 1.0
     per_link = np.array([ell**2] * 6 + [ell] * 3 + [1.0] + [ell**2] * 3)
     return np.tile(per_link, model.dof)
@@ -273,7 +273,7 @@ def _special_trig(angle: float) -> tuple[int, int] | None:
 
 @dataclass
 class _Geometry:
-    """Per-joint (cα, sα, cθ, sθ, d, r) as floats and as sympy expressions."""
+    """Per-joint (cα, sα, cθ, sθ, d, r, cγ, sγ, b) as floats and as sympy expressions."""
 
     num: list[tuple[float, ...]]
     sym: list[tuple[Any, ...]]
@@ -281,34 +281,64 @@ class _Geometry:
     trig: dict[sp.Symbol, sp.Expr]  # placeholder symbols -> cos(angle), sin(angle) (cheaper to expand)
 
 
+def _geo_angle(ang: float, name: str, subs: dict, trig: dict) -> tuple[list[float], list[Any]]:
+    """(cos, sin) of one angle: exact integers at kπ/2 (to ``ROUND_OFF_TOL``), else placeholder symbols."""
+    sc = _special_trig(ang)
+    if sc is not None:
+        return [float(sc[0]), float(sc[1])], [sp.Integer(sc[0]), sp.Integer(sc[1])]
+    s = sp.Symbol(name, real=True)
+    subs[s] = ang
+    cs, sn = sp.Symbol(f"_cos_{name}", real=True), sp.Symbol(f"_sin_{name}", real=True)
+    trig[cs], trig[sn] = sp.cos(s), sp.sin(s)
+    return [math.cos(ang), math.sin(ang)], [cs, sn]
+
+
+def _geo_length(val: float, name: str, subs: dict) -> tuple[list[float], list[Any]]:
+    """One length: exact 0 within ``ROUND_OFF_TOL``, else a symbol."""
+    if abs(val) <= ROUND_OFF_TOL:
+        return [0.0], [sp.Integer(0)]
+    s = sp.Symbol(name, real=True)
+    subs[s] = val
+    return [float(val)], [s]
+
+
 def _geometry(model: Any) -> _Geometry:
+    """Exact special values (angles kπ/2, zero lengths, to ``ROUND_OFF_TOL``), else symbols
+    ``alpha<j>, theta<j>, d<j>, r<j>`` and, for a tree row, ``gamma<j>, b<j>``."""
     num, sym, subs, trig = [], [], {}, {}
     for j, jt in enumerate(model.joints, start=1):
-        row_n, row_s = [], []
-        for ang, name in ((jt.alpha, "alpha"), (jt.theta, "theta")):
-            sc = _special_trig(ang)
-            if sc is not None:
-                row_n += [float(sc[0]), float(sc[1])]
-                row_s += [sp.Integer(sc[0]), sp.Integer(sc[1])]
-            else:
-                s = sp.Symbol(f"{name}{j}", real=True)
-                subs[s] = ang
-                row_n += [math.cos(ang), math.sin(ang)]
-                cs, sn = sp.Symbol(f"_cos_{name}{j}", real=True), sp.Symbol(f"_sin_{name}{j}", real=True)
-                trig[cs], trig[sn] = sp.cos(s), sp.sin(s)
-                row_s += [cs, sn]
-        for val, name in ((jt.d, "d"), (jt.r, "r")):
-            if abs(val) <= ROUND_OFF_TOL:
-                row_n.append(0.0)
-                row_s.append(sp.Integer(0))
-            else:
-                s = sp.Symbol(f"{name}{j}", real=True)
-                subs[s] = val
-                row_n.append(float(val))
-                row_s.append(s)
+        row_n: list[float] = []
+        row_s: list[Any] = []
+        for part in (_geo_angle(jt.alpha, f"alpha{j}", subs, trig), _geo_angle(jt.theta, f"theta{j}", subs, trig),
+                     _geo_length(jt.d, f"d{j}", subs), _geo_length(jt.r, f"r{j}", subs),
+                     _geo_angle(jt.gamma, f"gamma{j}", subs, trig), _geo_length(jt.b, f"b{j}", subs)):
+            row_n += part[0]
+            row_s += part[1]
         num.append(tuple(row_n))
         sym.append(tuple(row_s))
     return _Geometry(num, sym, subs, trig)
+
+
+def _is_serial_row(geo_j: tuple[Any, ...]) -> bool:
+    """γ_j = 0 and b_j = 0 exactly: the serial MDH row (002 eq. 3.2)."""
+    cg, sg, b = geo_j[6:9]
+    return bool(cg == 1 and sg == 0 and b == 0)
+
+
+def _row_vectors(geo_j: tuple[Any, ...]) -> tuple[tuple[Any, Any, Any], tuple[Any, Any, Any], Any, Any]:
+    """z_j and P_j in R_{a(j)}, P_j·z_j and |P_j|² (P_j at the row's r_j).
+
+    Tree row: ``^aA_j = Rot(z,γ) Rot(x,α) Rot(z,θ)``, ``P_j = b z_a + Rot(z,γ)(d, −r sα, r cα)``, so
+    ``z_j = (sγ sα, −cγ sα, cα)``, ``P·z = r + b cα`` and ``|P|² = b² + d² + r² + 2 b r cα``
+    (``b z_a``, ``d u_j``, ``r z_j`` with u_j ⊥ z_a, z_j).  A serial row gives ``(0, −sα, cα)``,
+    ``(d, −r sα, r cα)``, ``r`` and ``d² + r²``.
+    """
+    ca, sa, _, _, d, r, cg, sg, b = geo_j
+    if _is_serial_row(geo_j):
+        return (0, -sa, ca), (d, -r * sa, r * ca), r, d * d + r * r
+    zv = (sg * sa, -cg * sa, ca)
+    pv = (cg * d + sg * r * sa, sg * d - cg * r * sa, b + r * ca)
+    return zv, pv, r + b * ca, b * b + d * d + r * r + 2 * b * r * ca
 
 
 @dataclass
@@ -323,13 +353,13 @@ class _Kinematics:
     parallel_prismatic: list[bool]  # prismatic with z_j ∥ u (MX, MY grouped, MZ no effect)
     ms_u_elim: list[int | None]  # prismatic rotating about u ∦ z_j: MS component along u has no effect
     last_rev: list[int]  # last revolute strict ancestor (1-based, 0 if none)
-    fixed_point: list[Any] = field(default_factory=list)  # revolute, g = 0: [(k, ±1)] coaxial chain to C
+    fixed_point: list[Any] = field(default_factory=list)  # revolute, g = 0: [(m, ±1, ±1|0)] coaxial chain to C
 
 
 def _geom_tols(model: Any) -> tuple[float, float]:
     """Round-off of derived geometry after composing n frames: directions ``(n + 1) · ROUND_OFF_TOL``,
     lengths that times ``max(1 m, Σ|d| + |r|)``."""
-    size = float(np.sum(np.abs(model.d)) + np.sum(np.abs(model.r)))
+    size = float(np.sum(np.abs(model.d)) + np.sum(np.abs(model.r)) + np.sum(np.abs(model.b)))
     return (model.dof + 1) * ROUND_OFF_TOL, (model.dof + 1) * ROUND_OFF_TOL * max(1.0, size)
 
 
@@ -377,20 +407,28 @@ def _kinematics(model: Any, g0: np.ndarray) -> _Kinematics:
         out.mxy_free.append(bool(kin_free and pot_const and not prism))
         a = int(model.antecedent[j - 1])
         # g = 0 and a fixed point C = O_j + s z_j on axis j (every ancestor revolute, all axes through C):
-        # only J about C matters, so MX_j, MY_j group into XZ_j, YZ_j (s = -r_j - Σ ±r_k, coaxial chain)
-        chain: list[tuple[int, int]] | None = None
+        # only J about C matters, so MX_j, MY_j group into XZ_j, YZ_j.  Coaxial chain m -> a(m) with
+        # d_m = 0: O_a = O_m - r_m z_m - b_m z_a, so s = -Σ (r_m z_m·z_j + b_m z_a·z_j); a tree row with
+        # b_m ≠ 0 needs z_a ∥ z_j (else O_a is off axis j and the rule is not applied).
+        chain: list[tuple[int, int, int]] | None = None
         if gdir is None and not prism and not out.mxy_free[-1] and a > 0 and abs(model.d[j - 1]) <= ROUND_OFF_TOL \
                 and all(model.sigma[k - 1] != PRISMATIC for k in anc):
-            chain, k = [], a
+            chain, m, k = [], j, a
             while True:
-                ok = k if k > 0 else 0
-                if all(_parallel(z[m], o[ok] - o[m], len_tol) or np.linalg.norm(o[ok] - o[m]) <= len_tol for m in anc):
+                cb = 0
+                if abs(model.b[m - 1]) > ROUND_OFF_TOL:
+                    if not _parallel(z[k], z[j]):
+                        chain = None
+                        break
+                    cb = int(round(float(z[k] @ z[j])))
+                chain.append((m, int(round(float(z[m] @ z[j]))), cb))
+                if all(_parallel(z[mm], o[k] - o[mm], len_tol) or np.linalg.norm(o[k] - o[mm]) <= len_tol
+                       for mm in anc):
                     break
                 if k == 0 or abs(model.d[k - 1]) > ROUND_OFF_TOL or not _parallel(z[k], z[j]):
                     chain = None
                     break
-                chain.append((k, int(round(float(z[k] @ z[j])))))
-                k = int(model.antecedent[k - 1])
+                m, k = k, int(model.antecedent[k - 1])
         out.fixed_point.append(chain)
         ua = out.rot_dir[a - 1] if a > 0 else None
         out.ia_on_zz.append(bool(not prism and (ua is None or (isinstance(ua, np.ndarray) and abs(ua @ z[j]) <= geom_tol))))
@@ -439,9 +477,14 @@ def _rigid_mass(g: list[Form], mass: Form, pv: tuple[Any, Any, Any]) -> None:
 
 
 def _rotation(geo_j: tuple[Any, ...]) -> tuple[tuple[Any, ...], ...]:
-    """^{a}A_j = Rot(x, α) Rot(z, θ) (000 eq. 1) for a constant θ."""
+    """^{a}A_j = Rot(z, γ) Rot(x, α) Rot(z, θ) (000 eq. 1; γ = 0 for a serial row) for a constant θ."""
     ca, sa, ct, st = geo_j[:4]
-    return ((ct, -st, 0), (ca * st, ca * ct, -sa), (sa * st, sa * ct, ca))
+    r0 = ((ct, -st, 0), (ca * st, ca * ct, -sa), (sa * st, sa * ct, ca))
+    cg, sg = geo_j[6:8]
+    if cg == 1 and sg == 0:
+        return r0
+    return (tuple(cg * r0[0][c] - sg * r0[1][c] for c in range(3)),
+            tuple(sg * r0[0][c] + cg * r0[1][c] for c in range(3)), r0[2])
 
 
 def _u_in_frame(model: Any, geo: list[tuple[Any, ...]], kin: _Kinematics, j: int) -> list[Any]:
@@ -471,12 +514,25 @@ def _cascade(model: Any, geo: list[tuple[Any, ...]], kin: _Kinematics) -> tuple[
     for j in range(n, 0, -1):
         i = j - 1
         a = int(model.antecedent[i])
-        ca, sa, ct, st, d, r = geo[i]
+        ca, sa, _, _, d, r = geo[i][:6]
+        serial = _is_serial_row(geo[i])
+        zv, pv, pz, pp = _row_vectors(geo[i])  # z_j, P_j in R_a (serial: (0, -sα, cα), (d, -r sα, r cα))
         f = p[i]
         u = kin.rot_dir[i]
         if model.sigma[i] != PRISMATIC:
             _axpy(f[XX], f[YY], -1)  # XXR_j = XX_j - YY_j (000 eq. 20, errata 2)
-            if a > 0:
+            if a > 0 and not serial:  # tree row (Khalil & Kleinfinger 1987): general z_j, P_j
+                g = p[a - 1]
+                for (rr, cc), kk in _J_IDX.items():
+                    dl = 1 if rr == cc else 0
+                    _axpy(g[kk], f[YY], dl - zv[rr] * zv[cc])  # YY_j (I - z zᵀ)
+                    _axpy(g[kk], f[MZ], 2 * pz * dl - pv[rr] * zv[cc] - zv[rr] * pv[cc])
+                    _axpy(g[kk], f[M], pp * dl - pv[rr] * pv[cc])  # M_j (|P|² I - P Pᵀ)
+                for c3, kk in enumerate((MX, MY, MZ)):
+                    _axpy(g[kk], f[MZ], zv[c3])
+                    _axpy(g[kk], f[M], pv[c3])
+                _axpy(g[M], f[M], 1)
+            elif a > 0:
                 zv = (0, -sa, ca)  # z_j in R_a; P_j = d x_a + r z_j
                 # I - z zᵀ and I - x xᵀ written with cα², sα² as in eq. (20)
                 perp = {(0, 0): 1, (0, 1): 0, (0, 2): 0, (1, 1): ca * ca, (1, 2): sa * ca, (2, 2): sa * sa}
@@ -492,7 +548,7 @@ def _cascade(model: Any, geo: list[tuple[Any, ...]], kin: _Kinematics) -> tuple[
                     _axpy(g[kk], f[M], (d, -r * sa, r * ca)[c3])
                 _axpy(g[M], f[M], 1)
             if kin.fixed_point[i] is not None:  # J about C: XZ_j + s MX_j, YZ_j + s MY_j
-                s_c = -r - sum(sg * geo[k - 1][5] for k, sg in kin.fixed_point[i])
+                s_c = -sum(cr * geo[k - 1][5] + cb * geo[k - 1][8] for k, cr, cb in kin.fixed_point[i])
                 _axpy(f[XZ], f[MX], s_c)
                 _axpy(f[YZ], f[MY], s_c)
             if u is None:
@@ -507,14 +563,13 @@ def _cascade(model: Any, geo: list[tuple[Any, ...]], kin: _Kinematics) -> tuple[
                 ks.append(IA)
         else:
             if a > 0:
-                rot = ((ct, -st, 0), (ca * st, ca * ct, -sa), (sa * st, sa * ct, ca))  # ^aA_j
+                rot = _rotation(geo[i])  # ^aA_j
                 g = p[a - 1]
                 for (rr, cc), kk in _J_IDX.items():  # eq. (22): J_a += A J_j Aᵀ
                     for (k1, l1), src in _J_IDX.items():
                         coef = rot[rr][k1] * rot[cc][l1] + (rot[rr][l1] * rot[cc][k1] if k1 != l1 else 0)
                         _axpy(g[kk], f[src], coef)
                 if kin.parallel_prismatic[i]:
-                    pv = (d, -r * sa, r * ca)
                     for c_src in (MX, MY):  # MS_a += A MS_j, J_a += 2(P·m)I - P mᵀ - m Pᵀ
                         mv = tuple(rot[rr][c_src - MX] for rr in range(3))
                         pm = sum(pv[t] * mv[t] for t in range(3))
@@ -533,7 +588,7 @@ def _cascade(model: Any, geo: list[tuple[Any, ...]], kin: _Kinematics) -> tuple[
                 ks.remove(MX + kstar)
             if kin.m_to_ia[i]:  # M_j = mass fixed on a(j) at P_j(r_j) + Ia_j column
                 if a > 0:
-                    _rigid_mass(p[a - 1], f[M], (d, -r * sa, r * ca))
+                    _rigid_mass(p[a - 1], f[M], pv)
                 _axpy(f[IA], f[M], 1)
                 ks.remove(M)
             ks.append(IA)
@@ -603,36 +658,37 @@ def base_parameters(
         notes.append(f"closed-form relations do not reproduce the regressor (residual {resid:.2e}); numerical fallback")
         return _numerical_fallback(model, w, rank_tolerance(w.shape, tol), notes)
     rtol = rank_tolerance(w.shape, tol)
-    # Fc, Fv columns (sign(q̇_j), q̇_j) are independent of everything else: never scanned, never grouped
-    scan = [b for b in range(nb) if cols[b] % 13 not in (FC, FV)]
-    inertial = [cols[b] % 13 < IA for b in scan]
-    dw = column_weights(model)[cols_a[scan]]
-    keep_s, dep_s, weak_s = _sequential_independence(w[:, cols_a[scan]] * dw, rtol, inertial)
-    dep_s = {b: {t: c * dw[t] / dw[b] for t, c in coef.items()} for b, coef in dep_s.items()}  # unweighted
-    weak = [scan[t] for t in weak_s]
+    dw_all = column_weights(model)
+    thr = rtol * _sigma_max(w * dw_all)  # the rank rule of numerical_rank on the full regressor
+    kinds = [cols[b] % 13 for b in range(nb)]
+    keep_s, dep_s, weak = _numerical_grouping(w[:, cols_a] * dw_all[cols_a], dw_all[cols_a], thr, kinds)
     for b in weak:
         notes.append(f"step (c): {names[b]} is numerically dependent at the rank tolerance but cannot be grouped "
-                     "exactly (rotor inertia, or dependent on one); kept as a separate parameter")
+                     "without a fitted coefficient on a rotor inertia; kept as a separate parameter")
     if dep_s:
         method = "closed-form + numerical step (c)"
-        for t_dep, coef in dep_s.items():
-            b_dep = scan[t_dep]
-            notes.append(f"step (c): {names[b_dep]} depends on " + ", ".join(names[scan[t]] for t in coef))
-            for t, c in coef.items():
-                b = scan[t]
+        for b_dep, coef in dep_s.items():
+            notes.append(f"step (c): {names[b_dep]} depends on " + ", ".join(names[t] for t in coef)
+                         if coef else f"step (c): {names[b_dep]} has no effect at the rank tolerance")
+            for b, c in coef.items():
                 kmat[b] += c * kmat[b_dep]
-                rel_sym[b] = rel_sym[b] + sp.Float(c, 15) * rel_sym[b_dep]
+                exact = isinstance(c, int)  # rotor inertia: exact integer coefficient
+                rel_sym[b] = rel_sym[b] + (sp.Integer(c) if exact else sp.Float(c, 15)) * rel_sym[b_dep]
                 names[b] = f"{PARAM_KINDS[cols[b] % 13]}R{cols[b] // 13 + 1}"
-                if b not in numerical_idx:
+                if not exact and b not in numerical_idx:
                     numerical_idx.append(b)
+                if exact:
+                    notes.append(f"step (c): {names[b_dep]} is numerically equal to {c:+d} × the rotor column of "
+                                 f"{names[b]} (the exact relation of the nearby special geometry): grouped with an "
+                                 "integer coefficient")
         numerical = [names[b] for b in numerical_idx]
-        drop = {scan[t] for t in dep_s}
-        keep_l = [b for b in range(nb) if b not in drop]
+        keep_l = [b for b in range(nb) if b not in dep_s]
         kmat = kmat[keep_l]
         cols_a = cols_a[keep_l]
         names = [names[b] for b in keep_l]
         rel_sym = [rel_sym[b] for b in keep_l]
-        notes.append("the closed-form rules missed a special-geometry dependency: relations marked numerical")
+        if numerical:
+            notes.append("the closed-form rules missed a dependency at the rank tolerance: relations marked numerical")
     else:
         numerical = []
     present: set[sp.Symbol] = set()
@@ -643,67 +699,127 @@ def base_parameters(
     return BaseParameters(names, values, rel_sym, eliminated, kmat, cols_a, method, model, numerical, notes, geo.subs)
 
 
-def _sequential_independence(
-    wc: np.ndarray, rtol: float, inertial: list[bool]
-) -> tuple[list[int], dict[int, dict[int, float]], list[int]]:
-    """Scan columns in order (base to tip); keep those independent of the previous kept ones.
+def _sigma_max(ws: np.ndarray) -> float:
+    """Largest singular value (power iteration on ``wsᵀws``; a threshold needs it to a few digits)."""
+    if not ws.size:
+        return 0.0
+    v = np.linalg.norm(ws, axis=0)
+    sig = float(np.linalg.norm(v))
+    if sig == 0.0:
+        return 0.0
+    v = v / sig
+    sig = 0.0
+    for _ in range(200):
+        u = ws @ v
+        x = ws.T @ u
+        new = math.sqrt(float(x @ v))
+        nx = float(np.linalg.norm(x))
+        if nx == 0.0:
+            return 0.0
+        v = x / nx
+        if abs(new - sig) <= 1e-10 * new:
+            return new
+        sig = new
+    return float(np.linalg.norm(ws, 2))
 
-    ``wc``: weighted columns (:func:`column_weights`).  A column is dependent when adding it
-    to the kept ones adds no singular value above ``rtol · σ_max(wc)`` (the rank rule).  Returns the kept indices, for each
-    groupable dependent column (an inertial column in the span of the kept *inertial* columns
-    before it) its coefficients ``{kept index: c}`` with ``wc_dep = Σ c wc_kept`` (the farthest
-    parameter is eliminated), and the dependent columns that cannot be grouped exactly (rotor
-    inertia, or an inertial column needing a rotor-inertia column): those stay separate.
+
+def _greedy_pivots(res: np.ndarray, count: int) -> list[int]:
+    """``count`` well-conditioned columns of ``res``: at each step the base-most (lowest index) column
+    whose residual norm is within a factor 2 of the largest one (QR with column pivoting that
+    prefers links near the base among comparable columns, so the farthest parameter is eliminated,
+    000 §6)."""
+    r = res.copy()
+    chosen: list[int] = []
+    for _ in range(count):
+        nr = np.linalg.norm(r, axis=0)
+        nr[chosen] = -1.0
+        mx = float(nr.max())
+        if mx <= 0.0:
+            break
+        c = int(np.flatnonzero(nr >= 0.5 * mx)[0])
+        qv = r[:, c] / nr[c]
+        r -= np.outer(qv, qv @ r)
+        r -= np.outer(qv, qv @ r)  # re-orthogonalisation (classical Gram-Schmidt twice)
+        chosen.append(c)
+    return chosen
+
+
+def _numerical_grouping(
+    wc: np.ndarray, dwc: np.ndarray, thr: float, kinds: list[int]
+) -> tuple[list[int], dict[int, dict[int, Any]], list[int]]:
+    """Numerically independent columns of ``wc`` (weighted columns, :func:`column_weights` ``dwc``).
+
+    The rank is the number of singular values above ``thr`` (:func:`numerical_rank`).  Rotor inertia
+    and friction columns (``kinds`` IA, FC, FV) are always kept; among the inertial columns, the
+    kept ones are chosen by :func:`_greedy_pivots` on their part orthogonal to the Ia/Fc/Fv columns.
+    A dropped inertial column d is grouped as ``W_d = W_kept β + W_Ia γ``: β fitted (inertial
+    parameters only), γ an exact integer (0 in general; e.g. 1 when ZZR_j equals the Ia_j column
+    because α is within round-off-sized effects of kπ/2), friction coefficient 0; the relation must
+    reproduce W_d to the rank tolerance, ``|r| ≤ thr · |(1, β, γ)|``, else d stays (``weak``).
+    Returns the kept indices, ``{d: {t: coefficient}}`` (unweighted; int for Ia) and the weak ones.
     """
-    if not wc.size:
+    m = wc.shape[1]
+    if m == 0:
         return [], {}, []
     sv = np.linalg.svd(wc, compute_uv=False)
-    thr = rtol * max(float(sv[0]), 1e-300)
-    if sv[-1] > thr and wc.shape[0] >= wc.shape[1]:
-        return list(range(wc.shape[1])), {}, []
-    keep: list[int] = []
-    dep: dict[int, dict[int, float]] = {}
+    rank = int(np.sum(sv > thr))
+    if rank >= m:
+        return list(range(m)), {}, []
+    fixed = [t for t in range(m) if kinds[t] >= IA]
+    free = [t for t in range(m) if kinds[t] < IA]
+    wf = wc[:, fixed]
+    qf = np.linalg.qr(wf)[0] if fixed else np.zeros((wc.shape[0], 0))
+    res = wc[:, free] - qf @ (qf.T @ wc[:, free])
+    res -= qf @ (qf.T @ res)
+    chosen = sorted(free[c] for c in _greedy_pivots(res, max(rank - len(fixed), 0)))
+    ia = [t for t in fixed if kinds[t] == IA]
+    wk, wi = wc[:, chosen], wc[:, ia]
+    dep: dict[int, dict[int, Any]] = {}
     weak: list[int] = []
-    for b in range(wc.shape[1]):
-        v = wc[:, b]
-        if np.linalg.svd(wc[:, keep + [b]], compute_uv=False)[-1] > thr:
-            keep.append(b)
+    for d in free:
+        if d in chosen:
             continue
-        if not inertial[b]:
-            weak.append(b)
+        v = wc[:, d]
+        coef = np.linalg.lstsq(np.column_stack([wk, wc[:, fixed]]), v, rcond=None)[0]
+        gam_u = coef[len(chosen):][[fixed.index(t) for t in ia]] * dwc[ia] / dwc[d]  # unweighted
+        gam_s = np.round(gam_u)
+        rhs = v - wi @ (gam_s * dwc[d] / dwc[ia]) if ia else v
+        beta = np.linalg.lstsq(wk, rhs, rcond=None)[0] if chosen else np.zeros(0)
+        resid = float(np.linalg.norm(rhs - wk @ beta))
+        gam_w = gam_s * dwc[d] / dwc[ia] if ia else np.zeros(0)
+        if resid > thr * math.sqrt(1.0 + float(beta @ beta) + float(gam_w @ gam_w)):
+            weak.append(d)
             continue
-        src = [t for t in keep if inertial[t]]
-        y = np.linalg.lstsq(wc[:, src], v, rcond=None)[0] if src else np.zeros(0)
-        if np.linalg.norm(v - wc[:, src] @ y) > thr:
-            weak.append(b)  # needs a rotor-inertia column: no fitted coefficient between Ia and inertia
-            continue
-        dep[b] = {t: float(yt) for t, yt in zip(src, y, strict=True)
-                  if abs(yt) * np.linalg.norm(wc[:, t]) > thr}  # drop round-off contributions
+        out: dict[int, Any] = {t: float(b * dwc[t] / dwc[d]) for t, b in zip(chosen, beta, strict=True)
+                               if abs(b) * np.linalg.norm(wc[:, t]) > thr}  # drop round-off contributions
+        out.update({t: int(g) for t, g in zip(ia, gam_s, strict=True) if g != 0})
+        dep[d] = out
+    keep = sorted(set(fixed) | set(chosen) | set(weak))
     return keep, dep, weak
 
 
 def _numerical_fallback(model: Any, w: np.ndarray, rtol: float, notes: list[str]) -> BaseParameters:
-    """Whole-model numerical grouping in base-to-tip order (used only if the closed form fails).
-
-    Inertial columns are grouped among themselves only; Ia, Fc, Fv stay separate parameters."""
+    """Whole-model numerical grouping (used only if the closed form fails), :func:`_numerical_grouping`
+    on all standard columns: inertial columns grouped among themselves (Ia only with an exact integer
+    coefficient); Ia, Fc, Fv stay separate parameters."""
     names_std = model.standard_parameter_names
     std_syms = [sp.Symbol(s, real=True) for s in names_std]
-    scan = [c for c in range(w.shape[1]) if c % 13 not in (FC, FV)]
-    dw = column_weights(model)[scan]
-    keep, dep, weak = _sequential_independence(w[:, scan] * dw, rtol, [c % 13 < IA for c in scan])
-    dep = {b: {t: c * dw[t] / dw[b] for t, c in coef.items()} for b, coef in dep.items()}  # unweighted
-    kept_cols = sorted([scan[t] for t in keep + weak] + [c for c in range(w.shape[1]) if c % 13 in (FC, FV)])
-    row = {c: i for i, c in enumerate(kept_cols)}
-    kmat = np.zeros((len(kept_cols), w.shape[1]))
-    for c in kept_cols:
+    dw = column_weights(model)
+    ws = w * dw
+    keep, dep, weak = _numerical_grouping(ws, dw, rtol * _sigma_max(ws), [c % 13 for c in range(w.shape[1])])
+    row = {c: i for i, c in enumerate(keep)}
+    kmat = np.zeros((len(keep), w.shape[1]))
+    for c in keep:
         kmat[row[c], c] = 1.0
-    for t_dep, coef in dep.items():
-        for t, c in coef.items():
-            kmat[row[scan[t]], scan[t_dep]] += c
-    cols = np.array(kept_cols, dtype=int)
-    rels = [sp.Add(*[sp.Float(v, 15) * std_syms[c] for c, v in enumerate(r) if v != 0.0]) for r in kmat]
+    for c_dep, coef in dep.items():
+        for c, v in coef.items():
+            kmat[row[c], c_dep] += v
+    cols = np.array(keep, dtype=int)
+    rels = [sp.Add(*[(sp.Integer(int(v)) if float(v).is_integer() else sp.Float(v, 15)) * std_syms[c]
+                     for c, v in enumerate(r) if v != 0.0]) for r in kmat]
     names = [f"{names_std[c][:-len(str(c // 13 + 1))]}R{c // 13 + 1}" for c in cols]
     elim = [names_std[c] for c in range(w.shape[1]) if not np.any(kmat[:, c] != 0.0)]
+    notes += [f"{names_std[c]} is numerically dependent but kept (rotor inertia)" for c in weak]
     return BaseParameters(names, kmat @ model.standard_parameter_values, rels, elim, kmat, cols, "numerical",
                           model, list(names), notes)
 

@@ -357,20 +357,29 @@ def c_source(cm: CustomizedModel, module_name: str = "rdgen") -> str:
     ]
     for k in sorted(vals):
         lines.append(f"static const double {k} = {_num(vals[k])};")
+    # outputs that are structurally zero (most of a tree's regressor) are filled once, not written one by one:
+    # gcc's register allocation time grows fast with the size of these straight-line functions
+    zero_fill = any(o == 0 for o in cm.outputs)
     lines.append("")
-    lines.append("static void rd_eval(const double *q, const double *qd, const double *qdd, const double *fe, double *out) {")
+    lines.append("static void rd_eval(const double *q, const double *qd, const double *qdd, const double *fe,"
+                 " double *restrict out) {")
     lines.append("    (void)q; (void)qd; (void)qdd; (void)fe;")
+    if zero_fill:
+        lines.append("    for (int k = 0; k < RD_NOUT; k++) out[k] = 0.0;")
     for name, code in _inputs(cm, "c"):
         lines.append(f"    const double {name} = {code};")
     for st in cm.body:
         lines.append(f"    const double {st.name} = {_expr(st.expr, 'c')};")
     for k, (o, s) in enumerate(zip(cm.outputs, _output_signs(cm), strict=True)):
-        lines.append(f"    out[{k}] = {'-' if s < 0 else ''}({_expr(o, 'c')});")
+        if o != 0:
+            lines.append(f"    out[{k}] = {'-' if s < 0 else ''}({_expr(o, 'c')});")
     lines.append("}")
     lines.append("")
     lines.append("static void rd_eval4(const double *q, const double *qd, const double *qdd, const double *fe, int fs,"
-                 " double *out) {")
+                 " double *restrict out) {")
     lines.append("    (void)q; (void)qd; (void)qdd; (void)fe; (void)fs;")
+    if zero_fill:
+        lines.append("    for (int k = 0; k < 4 * RD_NOUT; k++) out[k] = 0.0;")
     lines.append("    const v4d RD_Z4 = {0.0, 0.0, 0.0, 0.0};")
     done: set[str] = set()
     for name, code in _inputs(cm, "c4"):
@@ -385,6 +394,8 @@ def c_source(cm: CustomizedModel, module_name: str = "rdgen") -> str:
     for st in cm.body:
         lines.append(f"    const v4d {st.name} = RD_Z4 + {_expr(st.expr, 'c4')};")
     for k, (o, sg) in enumerate(zip(cm.outputs, _output_signs(cm), strict=True)):
+        if o == 0:
+            continue
         lines.append(f"    {{ const v4d t = RD_Z4 {'-' if sg < 0 else '+'} ({_expr(o, 'c4')});")
         lines.append(f"      out[{k}] = t[0]; out[RD_NOUT + {k}] = t[1]; out[2 * RD_NOUT + {k}] = t[2];"
                      f" out[3 * RD_NOUT + {k}] = t[3]; }}")

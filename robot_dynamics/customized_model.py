@@ -38,7 +38,7 @@ from typing import Any
 import numpy as np
 import sympy as sp
 
-from .mdh import PRISMATIC
+from .mdh import PRISMATIC, ROUND_OFF_TOL
 
 __all__ = [
     "CustomizedModel",
@@ -51,7 +51,7 @@ __all__ = [
     "customized_regressor",
 ]
 
-GENERATOR_VERSION = "8"
+GENERATOR_VERSION = "10"  # 9: tree rows (gamma, b); C: zero outputs filled once, restrict
 _ZERO = sp.Integer(0)
 _ONE = sp.Integer(1)
 
@@ -299,47 +299,64 @@ def _dead_code_elimination(statements: list[Statement], outputs: list[sp.Expr]) 
 
 # --------------------------------------------------------------- geometry helpers
 def _exact_trig(angle: float) -> tuple[sp.Expr, sp.Expr] | None:
-    """cos, sin as exact integers when ``angle`` is a multiple of π/2."""
-    k = angle / (math.pi / 2)
-    kr = round(k)
-    if abs(k - kr) > 1e-12:
+    """cos, sin as exact integers when ``angle`` is a multiple of π/2 to round-off (``ROUND_OFF_TOL``, the
+    tolerance of the URDF conversion and the base parameters)."""
+    kr = round(angle / (math.pi / 2))
+    if abs(angle - kr * (math.pi / 2)) > ROUND_OFF_TOL:
         return None
     return sp.Integer([1, 0, -1, 0][kr % 4]), sp.Integer([0, 1, 0, -1][kr % 4])
 
 
 class _Geometry:
-    """^{a(j)}R_j = Rot(x, α) Rot(z, θ) and ^{a(j)}P_j with exact zeros."""
+    """^{a(j)}R_j = Rot(z, γ) Rot(x, α) Rot(z, θ) and ^{a(j)}P_j with exact zeros.
+
+    A tree row (Khalil & Kleinfinger 1986) adds Rot(z, γ_j) Trans(z, b_j) before the serial
+    row (see :mod:`robot_dynamics.mdh`); the γ and b terms are emitted only when they are
+    nonzero, so a serial row gives the same program as before, and γ a multiple of π/2 gives
+    exact ±1/0 like α."""
 
     def __init__(self, b: _Builder, model: Any, j: int) -> None:
         jt = model.joints[j - 1]
         self.b, self.j = b, j
-        ex = _exact_trig(jt.alpha)
-        if ex is None:
-            self.ca = b.param(f"CA{j}", math.cos(jt.alpha))
-            self.sa = b.param(f"SA{j}", math.sin(jt.alpha))
-        else:
-            self.ca, self.sa = ex
+        self.ca, self.sa = self._trig(jt.alpha, "CA", "SA")
+        blen = float(jt.b)
+        self.cg, self.sg = self._trig(float(jt.gamma), "CG", "SG")
+        self.gamma = not (self.cg == 1 and self.sg == 0)  # Rot(z, γ) is not the identity
         self.prismatic = jt.sigma == PRISMATIC
         if self.prismatic:
-            et = _exact_trig(jt.theta)
-            if et is None:
-                self.c = b.param(f"C{j}", math.cos(jt.theta))
-                self.s = b.param(f"S{j}", math.sin(jt.theta))
-            else:
-                self.c, self.s = et
+            self.c, self.s = self._trig(jt.theta, "C", "S")
             r = _sym(f"Q{j}")
         else:
             self.c, self.s = _sym(f"C{j}"), _sym(f"S{j}")
             r = b.param(f"RL{j}", jt.r) if jt.r != 0.0 else _ZERO
         d = b.param(f"D{j}", jt.d) if jt.d != 0.0 else _ZERO
+        bz = b.param(f"B{j}", blen) if blen != 0.0 else _ZERO
+        # ^{a(j)}P_j = Rot(z, γ) (d, -r Sα, r Cα) + (0, 0, b)
+        p = [d, -self.sa * r, self.ca * r]
+        if self.gamma:
+            p = [self.cg * p[0] - self.sg * p[1], self.sg * p[0] + self.cg * p[1], p[2]]
+        p[2] = p[2] + bz
         if self.prismatic:
-            self.p = [d, b.var(f"PY{j}", -self.sa * r), b.var(f"PZ{j}", self.ca * r)]
+            px = p[0] if p[0].is_Atom else b.var(f"PX{j}", p[0])
+            self.p = [px, b.var(f"PY{j}", p[1]), b.var(f"PZ{j}", p[2])]
         else:
-            self.p = [d, b.const(-self.sa * r), b.const(self.ca * r)]
+            self.p = [p[0] if p[0].is_Atom else b.const(p[0]), b.const(p[1]), b.const(p[2])]
+
+    def _trig(self, angle: float, cname: str, sname: str) -> tuple[sp.Expr, sp.Expr]:
+        """cos, sin of a constant angle: exact for a multiple of π/2, else parameters ``CNj``, ``SNj``."""
+        ex = _exact_trig(angle)
+        if ex is not None:
+            return ex
+        return self.b.param(f"{cname}{self.j}", math.cos(angle)), self.b.param(f"{sname}{self.j}", math.sin(angle))
 
     def rt(self, v: list[sp.Expr], prefix: str) -> list[sp.Expr]:
-        """^jR_{a(j)} v = Rot(z, θ)^T Rot(x, α)^T v (intermediate kept when α is general)."""
+        """^jR_{a(j)} v = Rot(z, θ)^T Rot(x, α)^T Rot(z, γ)^T v (intermediates kept when α, γ are general)."""
         ca, sa, c, s = self.ca, self.sa, self.c, self.s
+        if self.gamma:
+            cg, sg = self.cg, self.sg
+            v = [cg * v[0] + sg * v[1], -sg * v[0] + cg * v[1], v[2]]
+            if not (cg.is_Number and sg.is_Number):
+                v = [self.b.var(f"{prefix}G1{self.j}", v[0]), self.b.var(f"{prefix}G2{self.j}", v[1]), v[2]]
         t2 = ca * v[1] + sa * v[2]
         t3 = -sa * v[1] + ca * v[2]
         if not (ca.is_Number and sa.is_Number):
@@ -347,12 +364,18 @@ class _Geometry:
         return [c * v[0] + s * t2, -s * v[0] + c * t2, t3]
 
     def r(self, v: list[sp.Expr], prefix: str) -> list[sp.Expr]:
-        """^{a(j)}R_j v = Rot(x, α) Rot(z, θ) v."""
+        """^{a(j)}R_j v = Rot(z, γ) Rot(x, α) Rot(z, θ) v."""
         ca, sa, c, s = self.ca, self.sa, self.c, self.s
         u2 = s * v[0] + c * v[1]
         if not (ca.is_Number and sa.is_Number):
             u2 = self.b.var(f"{prefix}B2{self.j}", u2)
-        return [c * v[0] - s * v[1], ca * u2 - sa * v[2], sa * u2 + ca * v[2]]
+        out = [c * v[0] - s * v[1], ca * u2 - sa * v[2], sa * u2 + ca * v[2]]
+        if self.gamma:
+            cg, sg = self.cg, self.sg
+            if not (cg.is_Number and sg.is_Number):
+                out = [self.b.var(f"{prefix}H1{self.j}", out[0]), self.b.var(f"{prefix}H2{self.j}", out[1]), out[2]]
+            out = [cg * out[0] - sg * out[1], sg * out[0] + cg * out[1], out[2]]
+        return out
 
 
 def _cross(a: list[sp.Expr], b: list[sp.Expr]) -> list[sp.Expr]:
@@ -473,7 +496,7 @@ def _parameter_table(model: Any, parameters: str, simplified: bool, all_symbols:
 
 def _gravity_r0(model: Any) -> np.ndarray:
     g = model.base_transform[:3, :3].T @ model.gravity
-    g[np.abs(g) < 1e-13 * max(np.linalg.norm(g), 1.0)] = 0.0
+    g[np.abs(g) <= ROUND_OFF_TOL * max(np.linalg.norm(g), 1.0)] = 0.0  # round-off of the base rotation
     return g
 
 
@@ -703,7 +726,7 @@ def customized_regressor(model: Any, progress: Callable[[str], None] | None = No
     for k, st in enumerate(body):
         if progress and k % 50 == 0:
             progress(f"regressor: differentiating statement {k}/{len(body)}")
-        e = st.expr.subs(const_map) if st.expr.free_symbols & set(const_map) else st.expr
+        e = st.expr.xreplace(const_map) if st.expr.free_symbols & set(const_map) else st.expr
         direct = e.free_symbols & pset
         via = [v for v in e.free_symbols if v in deriv]
         if not direct and not via:

@@ -26,6 +26,13 @@ import numpy as np
 REVOLUTE = 0
 PRISMATIC = 1
 
+# The one round-off tolerance of the package (URDF conversion, base parameters, customized models): an MDH angle within
+# ROUND_OFF_TOL rad of k*pi/2, or a length within ROUND_OFF_TOL m of 0, *is* that value up to the
+# rounding of the frame arithmetic (measured on example-robot-data: <= 4e-17).  Snapping therefore
+# never changes the model by more than round-off; a value off by more (e.g. xarm7 rpy="1.5708", UR
+# rpy="1.570796325") is kept as written and handled as general geometry, which is exact.
+ROUND_OFF_TOL = 1e-15
+
 
 def mdh_transform(alpha: float, d: float, theta: float, r: float, gamma: float = 0.0, b: float = 0.0) -> np.ndarray:
     """Homogeneous transform ^{a(j)}T_j of one MDH row (002 eq. 3.2; with gamma, b the tree form above)."""

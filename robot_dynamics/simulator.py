@@ -4,10 +4,14 @@ The MJCF is generated from the MDH table itself, so the simulated arm has exactl
 the model's geometry and standard inertial parameters:
 
 * body j is nested in body a(j) with the constant part of ^{a(j)}T_j
-  (002 eq. 3.2: Rot(x, alpha) Trans(x, d) Rot(z, theta) Trans(z, r) at q = 0);
+  (002 eq. 3.2: Rot(x, alpha) Trans(x, d) Rot(z, theta) Trans(z, r) at q = 0, preceded
+  by Rot(z, gamma) Trans(z, b) for a tree row), so a kinematic tree nests its bodies by antecedent;
   its frame is the MDH frame R_j.  Because Rot(z) and Trans(z) commute, the hinge
   (slide) joint along ``(0, 0, sign_j)`` at the body origin reproduces
-  ^{a(j)}T_j(q) with MuJoCo ``qpos`` equal to the URDF joint value;
+  ^{a(j)}T_j(q) with MuJoCo ``qpos`` equal to the URDF joint value.  MuJoCo numbers the
+  joints in the depth-first order of the nested bodies; :class:`MujocoArm` maps its vectors
+  to the model's joint order by joint name (the identity for a chain or a tree numbered in
+  depth-first pre-order, as ``RobotModel.from_urdf`` does);
 * the inertial of body j comes from the standard parameters (001 eq. 7.3):
   ``c = MS / M`` and ``I_c = J_O - M (|c|^2 I - c c^T)``, diagonalised into
   ``diaginertia`` + ``quat``.  MuJoCo rejects moving bodies without mass: a
@@ -178,7 +182,7 @@ def model_to_mjcf(
 
     def body(j: int, indent: str) -> list[str]:
         jt = model.joints[j - 1]
-        t0 = mdh_transform(jt.alpha, jt.d, jt.theta, jt.r)
+        t0 = mdh_transform(jt.alpha, jt.d, jt.theta, jt.r, jt.gamma, jt.b)
         m, c, ic = central_inertia(model.inertial[j - 1])
         if m < MIN_MASS:
             m, c, ic = MIN_MASS, np.zeros(3), np.eye(3) * MIN_INERTIA
@@ -274,6 +278,9 @@ class MujocoArm:
         self._fc = model.Fc.copy() if friction and coulomb == "sign" and np.any(model.Fc != 0) else None
         self.mj_model = mujoco.MjModel.from_xml_string(self.mjcf)
         self.mj_data = mujoco.MjData(self.mj_model)
+        # MuJoCo dof (= qpos, hinge/slide only) index of each model joint: v_model = v_mj[_idx]
+        self._idx = np.array([self.mj_model.jnt_dofadr[mujoco.mj_name2id(self.mj_model, mujoco.mjtObj.mjOBJ_JOINT,
+                                                                          jt.name)] for jt in model.joints], dtype=int)
         self.noise_q = float(noise_q)
         self.noise_qd = float(noise_qd)
         self.rng = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
@@ -300,8 +307,8 @@ class MujocoArm:
         if not np.isfinite(time):
             raise ValueError("time must be finite")
         mujoco.mj_resetData(self.mj_model, self.mj_data)
-        self.mj_data.qpos[:] = q
-        self.mj_data.qvel[:] = qd
+        self.mj_data.qpos[self._idx] = q
+        self.mj_data.qvel[self._idx] = qd
         self.mj_data.time = float(time)
         mujoco.mj_forward(self.mj_model, self.mj_data)
 
@@ -321,7 +328,7 @@ class MujocoArm:
     def holding_effort(self) -> np.ndarray:
         """Joint efforts that keep the arm still at its current position (q̇ = q̈ = 0: gravity), i.e. what a
         holding brake exerts."""
-        return self.inverse_dynamics(self.mj_data.qpos, np.zeros(self.dof), np.zeros(self.dof))
+        return self.inverse_dynamics(self.mj_data.qpos[self._idx], np.zeros(self.dof), np.zeros(self.dof))
 
     def step(self, tau: Any, n_steps: int = 1) -> None:
         """Apply joint efforts ``tau`` (held constant, clipped to the effort limits) for ``n_steps`` steps.
@@ -337,7 +344,7 @@ class MujocoArm:
             mujoco.mj_step(self.mj_model, self.mj_data, nstep=int(n_steps))
         else:
             for _ in range(int(n_steps)):
-                self.mj_data.qfrc_applied[:] = -self._fc * np.sign(self.mj_data.qvel)
+                self.mj_data.qfrc_applied[self._idx] = -self._fc * np.sign(self.mj_data.qvel[self._idx])
                 mujoco.mj_step(self.mj_model, self.mj_data)
         if self._bad_count() > before:
             raise PlantDiverged(f"simulation diverged at t = {self.time:.4f} s (MuJoCo reset the state)")
@@ -347,8 +354,8 @@ class MujocoArm:
 
     def state(self, noisy: bool = True) -> PlantState:
         """(t, q, qd, effort); Gaussian measurement noise on q and qd if configured and ``noisy``."""
-        q = self.mj_data.qpos.copy()
-        qd = self.mj_data.qvel.copy()
+        q = self.mj_data.qpos[self._idx]
+        qd = self.mj_data.qvel[self._idx]
         if noisy and self.noise_q > 0.0:
             q += self.rng.normal(0.0, self.noise_q, self.dof)
         if noisy and self.noise_qd > 0.0:
@@ -359,31 +366,32 @@ class MujocoArm:
     def inverse_dynamics(self, q: Any, qd: Any, qdd: Any) -> np.ndarray:
         """Joint efforts by ``mj_inverse`` (armature, damping) plus ``Fc sign(q̇)`` in ``coulomb="sign"`` mode."""
         d = mujoco.MjData(self.mj_model)
-        d.qpos[:] = self._vec(q, "q")
-        d.qvel[:] = self._vec(qd, "qd")
-        d.qacc[:] = self._vec(qdd, "qdd")
+        qd = self._vec(qd, "qd")
+        d.qpos[self._idx] = self._vec(q, "q")
+        d.qvel[self._idx] = qd
+        d.qacc[self._idx] = self._vec(qdd, "qdd")
         mujoco.mj_inverse(self.mj_model, d)
-        out = d.qfrc_inverse.copy()
+        out = d.qfrc_inverse[self._idx]
         if self._fc is not None:
-            out += self._fc * np.sign(d.qvel)
+            out += self._fc * np.sign(qd)
         return out
 
     def mass_matrix(self, q: Any) -> np.ndarray:
         """Joint-space inertia matrix by ``mj_fullM`` (includes armature)."""
         d = mujoco.MjData(self.mj_model)
-        d.qpos[:] = self._vec(q, "q")
+        d.qpos[self._idx] = self._vec(q, "q")
         mujoco.mj_forward(self.mj_model, d)
         out = np.zeros((self.dof, self.dof))
         mujoco.mj_fullM(self.mj_model, d, out)
-        return out
+        return out[np.ix_(self._idx, self._idx)]
 
     def bias_forces(self, q: Any, qd: Any) -> np.ndarray:
         """Coriolis, centrifugal and gravity efforts (``qfrc_bias``), without friction."""
         d = mujoco.MjData(self.mj_model)
-        d.qpos[:] = self._vec(q, "q")
-        d.qvel[:] = self._vec(qd, "qd")
+        d.qpos[self._idx] = self._vec(q, "q")
+        d.qvel[self._idx] = self._vec(qd, "qd")
         mujoco.mj_forward(self.mj_model, d)
-        return d.qfrc_bias.copy()
+        return d.qfrc_bias[self._idx]
 
     def _vec(self, v: Any, what: str) -> np.ndarray:
         a = np.asarray(v, dtype=float)

@@ -110,7 +110,7 @@ import urdf_parser_py.xml_reflection as xml_reflection
 import urdf_parser_py.xml_reflection.core as xml_core
 from urdf_parser_py.urdf import URDF
 
-from .mdh import PRISMATIC, REVOLUTE
+from .mdh import PRISMATIC, REVOLUTE, ROUND_OFF_TOL
 from .robot_model import MDHJoint, RobotModel
 
 MOVING_TYPES = ("revolute", "continuous", "prismatic")
@@ -131,12 +131,7 @@ _LEN_TOL = 1e-9
 # the joint and x_j takes the exact normal direction; the next row then carries b (a Khalil–Kleinfinger
 # row, see mdh_row), so no frame of the model sits kilometres away and levers nothing later.
 _FAR_FOOT = 10.0  # m
-# The one round-off tolerance of the package (also used by base_parameters.py): an MDH angle within
-# ROUND_OFF_TOL rad of k*pi/2, or a length within ROUND_OFF_TOL m of 0, *is* that value up to the
-# rounding of the frame arithmetic (measured on example-robot-data: <= 4e-17).  Snapping therefore
-# never changes the model by more than round-off; a value off by more (e.g. xarm7 rpy="1.5708", UR
-# rpy="1.570796325") is kept as written and handled as general geometry, which is exact.
-ROUND_OFF_TOL = 1e-15
+# ROUND_OFF_TOL (robot_dynamics.mdh): the one round-off tolerance of the package, see there
 INERTIA_RTOL = 1e-9  # relative tolerance of the inertia consistency checks (PSD, triangle inequalities)
 INERTIA_ATOL = 1e-15  # kg m^2: round-off floor of those checks (iCub's tensors of ~1e-20 are zeros written with noise)
 _LOG = logging.getLogger(__name__)

@@ -1,7 +1,9 @@
 """MDH -> URDF export (DH -> URDF).
 
 Each moving joint j becomes a URDF joint whose child link frame is the MDH frame
-R_j: origin = ^{a(j)}T_j at q = 0 (002 eq. 3.2 with the constant theta_j / r_j),
+R_j and whose parent is the link of frame R_{a(j)} (a tree stays a tree):
+origin = ^{a(j)}T_j at q = 0 (002 eq. 3.2 with the constant theta_j / r_j, preceded by
+Rot(z, gamma_j) Trans(z, b_j) for a tree row),
 axis = (0, 0, sign_j), so URDF joint values are the model's URDF coordinates.
 ``base_transform`` is folded into the origins of the joints carried by R0.
 Links of ``frames`` that are not an MDH frame hang on fixed joints.
@@ -102,7 +104,7 @@ def model_to_urdf(model: RobotModel, *, name: str | None = None, include_inertia
         out.append(f"  <link name={quoteattr(link)}>\n{body}  </link>\n" if body else f"  <link name={quoteattr(link)}/>\n")
 
     for j, jt in enumerate(model.joints, start=1):
-        t = mdh_transform(jt.alpha, jt.d, jt.theta, jt.r)
+        t = mdh_transform(jt.alpha, jt.d, jt.theta, jt.r, jt.gamma, jt.b)
         if jt.antecedent == 0:
             t = model.base_transform @ t
         prism = jt.sigma == PRISMATIC

@@ -83,6 +83,8 @@ def test_whole_tree_server_and_locked_convert(ros_node, tmp_path) -> None:
     node = ros_node
     whole = RobotModel.from_urdf(str(PANDA))
     assert whole.dof == 9
+    (tmp_path / "ds").mkdir()
+    (tmp_path / "u2d").mkdir()
     with node_process("dynamics_server", tmp_path / "ds", params={"urdf_path": str(PANDA)}), \
             node_process("urdf_to_dh", tmp_path / "u2d", params={"urdf_path": str(PANDA)}):
         client = node.create_client(InverseDynamics, "/dynamics_server/inverse_dynamics")

@@ -8,6 +8,11 @@ and the MDH structure of the rotations:
 
     ^jR_i v = Rot(z, −θ_j) Rot(x, −α_j) v,     ^iP_j = (d_j, −r_j sin α_j, r_j cos α_j)
 
+and, for a tree row (Khalil & Kleinfinger 1986, see :mod:`robot_dynamics.mdh`), Rot(z, −γ_j)
+applied first and ^iP_j = Rot(z, γ_j) (d_j, −r_j sin α_j, r_j cos α_j) + (0, 0, b_j); rows with
+γ_j = b_j = 0 take the serial path.  Links are visited in index order and a(j) < j, so the
+recursion is the tree form of 001 eqs. 7.51–7.61 (sums over the successors in 7.58, 7.59).
+
 All constants (α, d, offsets, J_j, MS_j, M_j, Ia, Fc, Fv, gravity in R0, the
 children lists) are unpacked once at construction; call :meth:`update` after
 changing the model's parameters.
@@ -49,6 +54,11 @@ class RealTimeNewtonEuler:
         self._ca = [math.cos(a) for a in m.alpha]
         self._sa = [math.sin(a) for a in m.alpha]
         self._d = [float(x) for x in m.d]
+        gamma, b = m.gamma, m.b
+        self._cg = [math.cos(float(x)) for x in gamma]
+        self._sg = [math.sin(float(x)) for x in gamma]
+        self._b = [float(x) for x in b]
+        self._tree_row = [bool(gamma[j] != 0.0 or b[j] != 0.0) for j in range(n)]
         p = m.inertial
         self._J = [tuple(float(x) for x in p[j, :6]) for j in range(n)]
         self._MS = [tuple(float(x) for x in p[j, 6:9]) for j in range(n)]
@@ -87,6 +97,10 @@ class RealTimeNewtonEuler:
             ca, sa, d = self._ca[i], self._sa[i], self._d[i]
             ct_l[i], st_l[i], rj_l[i] = ct, st, r
             px, py, pz = d, -r * sa, r * ca
+            tree_row = self._tree_row[i]
+            if tree_row:  # ^aP_j = Rot(z, γ) P + b z
+                cg, sg = self._cg[i], self._sg[i]
+                px, py, pz = cg * px - sg * py, sg * px + cg * py, pz + self._b[i]
             wx, wy, wz = W[a]
             wdx, wdy, wdz = WD[a]
             vx, vy, vz = VD[a]
@@ -95,6 +109,10 @@ class RealTimeNewtonEuler:
             vx += wdy * pz - wdz * py + wy * cz - wz * cy
             vy += wdz * px - wdx * pz + wz * cx - wx * cz
             vz += wdx * py - wdy * px + wx * cy - wy * cx
+            if tree_row:  # Rot(z, −γ) first
+                wx, wy = cg * wx + sg * wy, -sg * wx + cg * wy
+                wdx, wdy = cg * wdx + sg * wdy, -sg * wdx + cg * wdy
+                vx, vy = cg * vx + sg * vy, -sg * vx + cg * vy
             # rotate to frame j: Rot(z, −θ) Rot(x, −α)
             u1, u2 = ca * wy + sa * wz, -sa * wy + ca * wz
             wjx, wjy, wjz = ct * wx + st * u1, -st * wx + ct * u1, u2  # 7.51
@@ -144,6 +162,11 @@ class RealTimeNewtonEuler:
                 ux, uy = ct * nx - st * ny, st * nx + ct * ny
                 hx, hy, hz = ux, ca * uy - sa * nz, sa * uy + ca * nz
                 px, py, pz = d, -r * sa, r * ca
+                if self._tree_row[i]:  # ^aR_j = Rot(z, γ) Rot(x, α) Rot(z, θ), ^aP_j = Rot(z, γ) P + b z
+                    cg, sg = self._cg[i], self._sg[i]
+                    gx, gy = cg * gx - sg * gy, sg * gx + cg * gy
+                    hx, hy = cg * hx - sg * hy, sg * hx + cg * hy
+                    px, py, pz = cg * px - sg * py, sg * px + cg * py, pz + self._b[i]
                 fa, na = F[a], N[a]
                 fa[0] += gx
                 fa[1] += gy

@@ -88,6 +88,27 @@ class LinConstants:
         return float(table[name])
 
 
+def _require_serial(model: RobotModel) -> None:
+    """Refuse a model that is not a serial chain: Lin's composite body i is links i..n (003 eq. 5)
+    and eqs. 18–25 reduce ^{i}P_{i+1} along z_{i+1} in the serial MDH row (a(j) = j − 1, γ_j = b_j = 0)."""
+    branching = [f"{jt.name} (a({j}) = {jt.antecedent})" for j, jt in enumerate(model.joints, start=1)
+                 if jt.antecedent != j - 1]
+    placed = [f"{jt.name} (gamma = {jt.gamma:.6g}, b = {jt.b:.6g})" for jt in model.joints
+              if jt.gamma != 0.0 or jt.b != 0.0]
+    if branching or placed:
+        def few(items: list[str]) -> str:
+            return ", ".join(items[:5]) + (f" and {len(items) - 5} more" if len(items) > 5 else "")
+
+        why = "; ".join(x for x in (
+            f"joint(s) not carried by the previous one: {few(branching)}" if branching else "",
+            f"tree-row parameters gamma/b nonzero: {few(placed)}" if placed else "") if x)
+        raise ValueError(
+            f"Lin's composite bodies need a serial chain (a(j) = j-1, gamma_j = b_j = 0); {model.name!r} "
+            f"{'is a kinematic tree' if branching else 'has tree rows'}: {why}. Convert the chain that is identified, "
+            "e.g. RobotModel.from_urdf(..., tip_link=...)"
+        )
+
+
 def _link_geometry(model: RobotModel, q: np.ndarray, i: int) -> tuple[np.ndarray, np.ndarray]:
     """(^{i-1}R_i, position of O_i in frame i-1) of MDH joint i (1-based) at URDF q."""
     t = model.joint_transforms(q)[i - 1]
@@ -98,8 +119,7 @@ def inertia_constants(model: RobotModel) -> LinConstants:
     """m̂_i, k_i, U_i from the standard parameters (Lemma 1: eqs. 5, 14, 16, 18, 20, 22, 24)."""
     from ..simulator import inertia_tensor
 
-    if np.any(model.antecedent != np.arange(model.dof)):
-        raise ValueError("Lin's composite bodies need a serial chain")
+    _require_serial(model)
     n = model.dof
     m, k, u = np.zeros(n), np.zeros((n, 3)), np.zeros((n, 3, 3))
     q0 = np.zeros(n)
@@ -125,6 +145,7 @@ def inertia_constants(model: RobotModel) -> LinConstants:
 
 def varying_parts(model: RobotModel, consts: LinConstants, q: Any, j: int) -> tuple[np.ndarray, np.ndarray]:
     """(ℓ_j, V_j) at URDF configuration q from the constants of bodies j+1..n (Algorithm 1)."""
+    _require_serial(model)
     q = model.check_joint_vector(q)
     n = model.dof
     ell, v = np.zeros(3), np.zeros((3, 3))
@@ -219,6 +240,7 @@ def lin_identify(
     base configuration's, (63)); ``prismatic_values``: values of q_s for a prismatic body j.
     ``measure(q, qd, qdd)`` gives the joint efforts (N, n) (default: the model's Newton–Euler).
     """
+    _require_serial(model)
     n = model.dof
     qb = model.check_joint_vector(base_configuration, "base_configuration").astype(float)
     if qb.ndim != 1:

@@ -43,6 +43,7 @@ def model_to_msg(model: RobotModel) -> MDHModel:
         row = MDHJointMsg()
         row.name, row.link = jt.name, jt.link
         row.antecedent, row.sigma = int(jt.antecedent), int(jt.sigma)
+        row.gamma, row.b = float(jt.gamma), float(jt.b)
         row.alpha, row.d, row.theta, row.r = float(jt.alpha), float(jt.d), float(jt.theta), float(jt.r)
         row.sign, row.offset = float(jt.sign), float(jt.offset)
         row.lower, row.upper, row.velocity, row.effort = (float(v) for v in (jt.lower, jt.upper, jt.velocity, jt.effort))
