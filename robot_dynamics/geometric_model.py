@@ -13,12 +13,14 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from .mdh import PRISMATIC
-from .robot_model import RobotModel
+
+if TYPE_CHECKING:  # the facade imports this module; a run-time import back would be a cycle
+    from .robot_model import RobotModel
 
 
 def frame_poses(model: RobotModel, q: Any) -> np.ndarray:

@@ -31,14 +31,29 @@ def load_options(**options: Any) -> Iterator[None]:
         _LOAD_OPTIONS.reset(token)
 
 
-def urdf_dirs() -> list[Path]:
-    """Folders searched for bundled URDFs: the source tree, then installed share dirs."""
-    here = Path(__file__).resolve().parent.parent / "urdf"
-    dirs = [here]
+PACKAGE = "robot_dynamics"
+
+
+def _share_dirs(sub: str) -> list[Path]:
+    """``<sub>/`` of the source tree, then of each installed share directory (``sys.prefix``, ``AMENT_PREFIX_PATH``)."""
+    dirs = [Path(__file__).resolve().parent.parent / sub]
     for prefix in [sys.prefix, *os.environ.get("AMENT_PREFIX_PATH", "").split(os.pathsep)]:
         if prefix:
-            dirs.append(Path(prefix) / "share" / "robot_dynamics" / "urdf")
+            dirs.append(Path(prefix) / "share" / PACKAGE / sub)
     return [d for d in dirs if d.is_dir()]
+
+
+def urdf_dirs() -> list[Path]:
+    """Folders searched for bundled URDFs: the source tree, then installed share dirs."""
+    return _share_dirs("urdf")
+
+
+def config_dir() -> Path:
+    """``config/`` of the source tree, else of the installed share directory (robot parameter files, RViz)."""
+    dirs = _share_dirs("config")
+    if not dirs:
+        raise FileNotFoundError("robot_dynamics config directory not found")
+    return dirs[0]
 
 
 def bundled_robots() -> list[str]:
@@ -73,8 +88,6 @@ def robot_parameters(urdf: str | Path) -> dict[str, Any]:
     Keys: ``rotor_inertia`` and ``acceleration_limits``, lists in URDF chain order.
     """
     import yaml
-
-    from .ros.node_set import config_dir
 
     try:
         path = config_dir() / f"{robot_stem(urdf)}.yaml"

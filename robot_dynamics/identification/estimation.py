@@ -26,6 +26,7 @@ from typing import Any
 
 import numpy as np
 
+from ..inertia import central_inertia, physically_consistent
 from ..robot_model import RobotModel
 
 __all__ = [
@@ -157,8 +158,6 @@ def _unpack(x: np.ndarray, n: int, eps: float) -> np.ndarray:
 
 
 def _pack(values: np.ndarray, n: int, eps: float) -> np.ndarray:
-    from ..simulator import central_inertia, physically_consistent
-
     v = np.asarray(values, float).reshape(n, 13)
     out = np.empty((n, 13))
     for j in range(n):

@@ -19,6 +19,7 @@ from typing import Any
 
 import numpy as np
 
+from ..inertia import central_inertia
 from ..robot_model import RobotModel
 from .estimation import IdentificationResult, base_parameters_of
 
@@ -112,8 +113,6 @@ def model_with_base_parameters(model: RobotModel, names: list[str], values: Any)
 
 def is_physically_consistent(model: RobotModel, tol: float = 0.0) -> bool:
     """Every link: M > 0 (or a massless link), I_c ⪰ 0 with the triangle inequality; Ia, Fc, Fv ≥ 0."""
-    from ..simulator import central_inertia
-
     for j in range(model.dof):
         m, _, ic = central_inertia(model.inertial[j])
         if model.inertial[j, 9] < -tol:

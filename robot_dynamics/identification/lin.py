@@ -34,6 +34,7 @@ from typing import Any
 
 import numpy as np
 
+from ..inertia import inertia_tensor
 from ..mdh import PRISMATIC
 from ..robot_model import RobotModel
 
@@ -117,8 +118,6 @@ def _link_geometry(model: RobotModel, q: np.ndarray, i: int) -> tuple[np.ndarray
 
 def inertia_constants(model: RobotModel) -> LinConstants:
     """m̂_i, k_i, U_i from the standard parameters (Lemma 1: eqs. 5, 14, 16, 18, 20, 22, 24)."""
-    from ..simulator import inertia_tensor
-
     _require_serial(model)
     n = model.dof
     m, k, u = np.zeros(n), np.zeros((n, 3)), np.zeros((n, 3, 3))

@@ -7,15 +7,13 @@ runner ``robot-dynamics bringup`` (no launch_ros) build their nodes from
 
 from __future__ import annotations
 
-import os
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..robots import resolve_urdf
+from ..robots import PACKAGE, config_dir, resolve_urdf
 
-PACKAGE = "robot_dynamics"
 SIMULATORS = ("mujoco", "gazebo", "none")
 
 
@@ -46,18 +44,6 @@ def _param_text(v: Any) -> str:
     if isinstance(v, (list, tuple)):
         return "[" + ",".join(_param_text(x) for x in v) + "]"
     return str(v)
-
-
-def config_dir() -> Path:
-    """``config/`` of the source tree, else of the installed share directory."""
-    here = Path(__file__).resolve().parents[2] / "config"
-    if here.is_dir():
-        return here
-    for prefix in [sys.prefix, *os.environ.get("AMENT_PREFIX_PATH", "").split(os.pathsep)]:
-        cand = Path(prefix) / "share" / PACKAGE / "config"
-        if prefix and cand.is_dir():
-            return cand
-    raise FileNotFoundError("robot_dynamics config directory not found")
 
 
 def node_set(robot: str = "rx90", sim: str = "mujoco", use_sim_time: bool | None = None,
