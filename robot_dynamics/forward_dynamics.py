@@ -25,6 +25,7 @@ from .inverse_dynamics import (
     _rt,
     check_states,
     external_wrenches,
+    forward_recursion,
     friction_rotor,
     inertia_tensors,
     mdh_geometry,
@@ -63,24 +64,19 @@ def _recursive_mdh(
     rev = model.sigma != PRISMATIC
     ant = model.antecedent
     ax = _axis_index(model)
-    # i) first forward recursion: ω_j, γ_j (7.68), β_j (7.70)
-    w = np.zeros((b, n + 1, 3))
+    # i) first forward recursion: ω_j (the NE recursion, 7.51–7.52), γ_j (7.68), β_j (7.70)
+    w = forward_recursion(model, rot, pos, qd_m, np.zeros_like(qd_m), np.zeros(3))[0]
     gamma = np.zeros((b, n, 6))
     beta = np.zeros((b, n, 6))
     for j in range(1, n + 1):
         i = j - 1
-        a = ant[i]
-        wa = w[:, a]
-        wjm = _rt(rot[:, i], wa)
-        wxa = _cross_z(wjm, qd_m[:, i])
+        wa, wj = w[:, ant[i]], w[:, j]
+        wxa = _cross_z(_rt(rot[:, i], wa), qd_m[:, i])
         gamma[:, i, :3] = _rt(rot[:, i], _cross(wa, _cross(wa, pos[:, i])))
-        wj = wjm.copy()
         if rev[i]:
             gamma[:, i, 3:] = wxa
-            wj[:, 2] += qd_m[:, i]
         else:
             gamma[:, i, :3] += 2.0 * wxa
-        w[:, j] = wj
         beta[:, i, :3] = -_cross(wj, _cross(wj, ms[i]))
         beta[:, i, 3:] = -_cross(wj, wj @ jo[i].T)
     if fe is not None:

@@ -31,7 +31,7 @@ import numpy as np
 
 from .mdh import PRISMATIC
 
-__all__ = ["inverse_dynamics", "regressor", "check_states", "external_wrenches"]
+__all__ = ["inverse_dynamics", "regressor", "check_states", "external_wrenches", "forward_recursion"]
 
 
 # ----------------------------------------------------------------- validation
@@ -169,6 +169,43 @@ def external_wrenches(model: Any, q: np.ndarray, f_ext: Any, frame: str, batch: 
 
 
 # ----------------------------------------------------------------- NE core
+def forward_recursion(
+    model: Any, rot: np.ndarray, pos: np.ndarray, qd_m: np.ndarray, qdd_m: np.ndarray, g0: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The forward recursion of Newton–Euler (001 eqs. 7.51–7.54), written once.
+
+    ω_j, ω̇_j and v̇_j of every frame in R_j, shape (B, n+1, 3) (index 0: the base, v̇_0 = −g, 7.47), from the
+    geometry ``rot, pos`` (:func:`mdh_geometry`) and MDH joint rates.  Used by :func:`newton_euler_mdh`,
+    :func:`regressor` and the first pass of the direct dynamics (ω_j only, with q̈ = 0)."""
+    b, n = qd_m.shape
+    rev = model.sigma != PRISMATIC
+    ant = model.antecedent
+    w = np.zeros((b, n + 1, 3))
+    wd = np.zeros((b, n + 1, 3))
+    vd = np.zeros((b, n + 1, 3))
+    vd[:, 0] = -g0  # 7.47
+    for j in range(1, n + 1):
+        i = j - 1
+        a = ant[i]
+        rj, pj = rot[:, i], pos[:, i]
+        wa, wda = w[:, a], wd[:, a]
+        wjm = _rt(rj, wa)  # 7.51
+        qdj, qddj = qd_m[:, i], qdd_m[:, i]
+        wxa = _cross_z(wjm, qdj)  # jω_{a(j)} × q̇_j a_j with a_j = z
+        vdj = _rt(rj, vd[:, a] + _cross(wda, pj) + _cross(wa, _cross(wa, pj)))  # U_{a(j)} P_j
+        wdj = _rt(rj, wda)
+        wj = wjm.copy()
+        if rev[i]:
+            wj[:, 2] += qdj  # 7.52
+            wdj += wxa  # 7.53
+            wdj[:, 2] += qddj
+        else:
+            vdj += 2.0 * wxa  # 7.54
+            vdj[:, 2] += qddj
+        w[:, j], wd[:, j], vd[:, j] = wj, wdj, vdj
+    return w, wd, vd
+
+
 def newton_euler_mdh(
     model: Any,
     q: np.ndarray,
@@ -189,33 +226,12 @@ def newton_euler_mdh(
     jo, ms, mass = inertia_tensors(model)
     rev = model.sigma != PRISMATIC
     ant = model.antecedent
-    w = np.zeros((b, n + 1, 3))
-    wd = np.zeros((b, n + 1, 3))
-    vd = np.zeros((b, n + 1, 3))
-    vd[:, 0] = -g0  # 7.47
+    w, wd, vd = forward_recursion(model, rot, pos, qd_m, qdd_m, g0)
     ft = np.empty((b, n + 1, 3))
     mt = np.empty((b, n + 1, 3))
     for j in range(1, n + 1):
         i = j - 1
-        a = ant[i]
-        rj, pj = rot[:, i], pos[:, i]
-        wa, wda = w[:, a], wd[:, a]
-        wjm = _rt(rj, wa)  # 7.51
-        qdj, qddj = qd_m[:, i], qdd_m[:, i]
-        wxa = _cross_z(wjm, qdj)  # jω_{j-1} × q̇_j a_j with a_j = z
-        upj = _cross(wda, pj) + _cross(wa, _cross(wa, pj))  # U_{j-1} P_j
-        vdj = _rt(rj, vd[:, a] + upj)
-        wdj = _rt(rj, wda)
-        wj = wjm.copy()
-        if rev[i]:
-            wj[:, 2] += qdj  # 7.52
-            wdj += wxa  # 7.53
-            wdj[:, 2] += qddj
-        else:
-            vdj += 2.0 * wxa  # 7.54
-            vdj[:, 2] += qddj
-        w[:, j], wd[:, j], vd[:, j] = wj, wdj, vdj
-        msj = ms[i]
+        wj, wdj, vdj, msj = w[:, j], wd[:, j], vd[:, j], ms[i]
         # 7.55 / 7.56
         ft[:, j] = mass[i] * vdj + _cross(wdj, msj) + _cross(wj, _cross(wj, msj))
         mt[:, j] = wdj @ jo[i].T + _cross(msj, vdj) + _cross(wj, wj @ jo[i].T)
@@ -301,31 +317,11 @@ def regressor(model: Any, q: Any, qd: Any, qdd: Any, gravity: Any = None) -> np.
     b, n = q.shape
     rev = model.sigma != PRISMATIC
     ant = model.antecedent
-    w = np.zeros((b, n + 1, 3))
-    wd = np.zeros((b, n + 1, 3))
-    vd = np.zeros((b, n + 1, 3))
-    vd[:, 0] = -g0
+    w, wd, vd = forward_recursion(model, rot, pos, qd_m, qdd_m, g0)
     fb = np.zeros((b, n + 1, 6, 10 * n))  # wrench basis accumulated at each joint
     for j in range(1, n + 1):
         i = j - 1
-        a = ant[i]
-        rj, pj = rot[:, i], pos[:, i]
-        wa, wda = w[:, a], wd[:, a]
-        wjm = _rt(rj, wa)
-        qdj, qddj = qd_m[:, i], qdd_m[:, i]
-        wxa = _cross_z(wjm, qdj)
-        vdj = _rt(rj, vd[:, a] + _cross(wda, pj) + _cross(wa, _cross(wa, pj)))
-        wdj = _rt(rj, wda)
-        wj = wjm.copy()
-        if rev[i]:
-            wj[:, 2] += qdj
-            wdj += wxa
-            wdj[:, 2] += qddj
-        else:
-            vdj += 2.0 * wxa
-            vdj[:, 2] += qddj
-        w[:, j], wd[:, j], vd[:, j] = wj, wdj, vdj
-        fb[:, j, :, 10 * i : 10 * j] = _link_wrench_basis(wj, wdj, vdj)
+        fb[:, j, :, 10 * i : 10 * j] = _link_wrench_basis(w[:, j], wd[:, j], vd[:, j])
     out = np.zeros((b, n, 13 * n))
     for j in range(n, 0, -1):
         i = j - 1
