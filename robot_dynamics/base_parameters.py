@@ -31,28 +31,50 @@ The standard parameters of link j are ``XX XY XZ YY YZ ZZ MX MY MZ M`` (000 eq. 
       Ia2 with ZZR2 on the RX-90); ``Ia_j`` groups with ``MR_j`` for a prismatic joint on the
       base whose axis is ⊥ g.
 
+    Tree rows (Khalil & Kleinfinger 1987, ^aA_j = Rot(z,γ) Rot(x,α) Rot(z,θ), P_j = b z_a +
+    Rot(z,γ)(d, −r sα, r cα)) use the same groupings with the general z_j, P_j; rows with γ = b = 0
+    give exactly the serial relations.  The fixed-point rule (g = 0, every ancestor axis through a
+    point C of axis j) tries the points Q_m = O_m − r_m z_m = O_a + b_m z_a (on axes m and a(m))
+    down a coaxial chain with d = 0; a serial row gives Q_m = O_a, the serial rule.
+
     Step (c) is then checked numerically on a stacked regressor: the standard columns must
-    equal ``W_b K`` (to round-off) and the candidate base columns must be independent.  A
-    dependency among *inertial* columns that the rules above miss is grouped numerically
-    (eliminating the parameter of the farthest link, 000 §6), and the affected relations
-    carry float coefficients; ``numerical`` lists them and ``method`` says so.  Rotor
-    inertia and friction (Ia, Fc, Fv) are never grouped through a fitted coefficient: they
-    enter a relation only through the exact rules above (Fc, Fv never do).
+    equal ``W_b K`` (to round-off), and the number of base parameters is the numerical rank of
+    the regressor (rule below).  If the candidate columns outnumber it (a dependency the rules
+    miss, or one whose breaking effect is below the rank tolerance: an angle 1e-12 from kπ/2
+    changes a column by ~1e-12, an angle 1e-6 from it can leave a second-order ~1e-12 effect),
+    the Ia, Fc, Fv columns and the columns whose relation holds an Ia (ZZR_j = ZZ_j + Ia_j …)
+    are kept, and the other inertial columns to keep are chosen by pivoting (well conditioned;
+    the base-most among comparable columns, so the farthest parameter is eliminated, 000 §6).
+    Each dropped inertial column is grouped with fitted float coefficients on kept inertial
+    columns (``numerical`` lists those relations, ``method`` says so) and exact integer
+    coefficients on rotor-inertia columns (e.g. ``IaR_j = Ia_j + ZZR_j`` when the two columns
+    differ only below the tolerance: the relation of the nearby special geometry).  So a rotor
+    inertia always keeps coefficient 1 in exactly one relation, never a fitted one, and friction
+    is never grouped; a relation holding Ia_j may receive an *inertial* parameter through a
+    fitted coefficient (a mass 1e-9 off a parallel axis, in ZZR1 = ZZ1 + Ia1 + …).  A column
+    that would need a non-integer coefficient on an Ia column stays a separate parameter
+    (noted: the count then exceeds the rank).
 
 Tolerance policy
 ----------------
-* Geometry: an angle is treated as exactly 0, ±π/2 or π, a length as exactly 0, only when it
-  is so to round-off (``ROUND_OFF_TOL`` = 1e-15 rad or m, the same constant the URDF
-  converter snaps with).  Anything else uses the general case of the rules, which is exact
-  for any value: xarm7's α₂ = -π/2 + 3.7e-6 keeps Ia2 (63 parameters, not 62).  Derived
-  tests (parallel axes, axes through a point) allow the round-off of composing n frames:
-  ``(n + 1) · ROUND_OFF_TOL · max(1 m, Σ|d| + |r|)``.
+* Geometry: the closed-form rules treat an angle as exactly 0, ±π/2 or π, a length as exactly 0,
+  only when it is so to round-off (``ROUND_OFF_TOL`` = 1e-15 rad or m, the same constant the
+  URDF converter uses).  Anything else uses the general case of the rules, which is exact for any
+  value: xarm7's α₂ = -π/2 + 3.7e-6 keeps Ia2 (63 parameters, not 62).  Derived tests (parallel
+  axes, axes through a point) allow the round-off of composing n frames:
+  ``(n + 1) · ROUND_OFF_TOL · max(1 m, L)``.
 * Rank: columns are put in units of the robot's length L (:func:`column_weights`; not unit
   norm, which would amplify the cancellation round-off of structurally tiny columns into
   false rank), and a direction is independent when its singular value exceeds
-  ``ε_r · σ_max`` of the scaled matrix, with ``ε_r = max(N, p) · eps`` (the bound on the
-  rounding error of an N×p matrix, as numpy's ``matrix_rank``).  ``tol`` overrides ``ε_r``.
-  A dependency involving Ia is never grouped numerically: the column stays (noted).
+  ``ε_r · max(σ_max, |g| L √N)`` of the scaled matrix, with ``ε_r = p · eps`` for p = 13n
+  columns (the round-off of a column grows with the number of links; σ_i/σ_max converge as the
+  number N of stacked samples grows, so ε_r must not grow with N as numpy's ``max(N, p) · eps``
+  does).  ``|g| L √N`` (:func:`gravity_reference`) is the size of a gravity column: gravity is
+  computed in every column even when its effect cancels (axes ∥ g), and sin(fl(π)) = 1.2e-16
+  then leaves a round-off column relative to it, which σ_max of a small, slow robot is not.
+  ``tol`` overrides ``ε_r``.  The count equals this rank; the relations are exact (closed form)
+  unless step (c) grouped, in which case the base model reproduces the regressor to the rank
+  threshold, which is what "numerically dependent" means.
 
 Numerical method (Gautier): QR with column pivoting of the stacked regressor of random
 states gives the independent columns and ``β = R1⁻¹R2``, the rank by the rule above
@@ -68,17 +90,20 @@ from typing import Any
 import numpy as np
 import scipy.linalg
 import sympy as sp
+from sympy.polys.domains import QQ
+from sympy.polys.rings import ring
 
+from .inertia import INERTIAL_NAMES
 from .inverse_dynamics import _gravity_r0
-from .mdh import PRISMATIC
-from .robot_model import INERTIAL_NAMES
-from .urdf_conversion import ROUND_OFF_TOL
+from .mdh import PRISMATIC, ROUND_OFF_TOL
 
 __all__ = [
     "BaseParameters",
     "NumericalBaseParameters",
     "base_parameters",
+    "gravity_reference",
     "numerical_base_parameters",
+    "numerical_rank",
     "stacked_regressor",
     "base_params_cli",
 ]
@@ -100,14 +125,14 @@ class BaseParameters:
     ``names``: Khalil names (``ZZR1``, ``XXR2``, ``MY2``, ``Ia3``, ``Fc1`` …); a trailing R
     marks a grouped parameter.  ``relations``: sympy expressions in the standard
     parameters (``XX1`` … ``Fv<n>``) and the geometric parameters ``d<j>, r<j>, alpha<j>,
-    theta<j>`` (special angles 0, ±π/2, π and zero lengths are exact).  ``eliminated``:
-    standard parameters with no effect.  ``columns``: the standard column that carries
+    theta<j>`` and, on tree rows, ``gamma<j>, b<j>`` (special angles 0, ±π/2, π and zero lengths
+    are exact), built on first access.  ``eliminated``: standard parameters with no effect.  ``columns``: the standard column that carries
     each base parameter in :meth:`regressor`.
     """
 
     names: list[str]
     values: np.ndarray
-    relations: list[sp.Expr]
+    _relations: Any = field(repr=False)  # list of sympy expressions, or a function building it (lazy)
     eliminated: list[str]
     matrix: np.ndarray
     columns: np.ndarray
@@ -119,6 +144,13 @@ class BaseParameters:
 
     def __len__(self) -> int:
         return len(self.names)
+
+    @property
+    def relations(self) -> list[sp.Expr]:
+        """The relations (sympy), built on first use: numbers and matrices do not need them."""
+        if callable(self._relations):
+            self._relations = self._relations()
+        return self._relations
 
     @property
     def count(self) -> int:
@@ -207,32 +239,68 @@ def stacked_regressor(model: Any, samples: int | None = None, seed: int = 0) -> 
 
 
 def rank_tolerance(shape: tuple[int, ...], tol: float | None = None) -> float:
-    """Relative rank tolerance ``ε_r`` of an N×p matrix: ``max(N, p) · eps`` unless ``tol`` is given."""
-    return float(tol) if tol is not None else max(shape) * _EPS
+    """Relative rank tolerance ``ε_r`` of an N×p regressor: ``p · eps`` unless ``tol`` is given.
+
+    Not ``max(N, p) · eps`` (numpy's ``matrix_rank``): σ_i/σ_max of a stacked random regressor
+    converge as the samples N grow, so a threshold growing with N would make the rank depend on the
+    number of samples (iCub: 304 with 32 samples, 303 with 40)."""
+    return float(tol) if tol is not None else shape[-1] * _EPS
+
+
+def _robot_size(model: Any) -> float:
+    """``Σ|d_j| + Σ|b_j z_a + r_j z_j|`` (``Σ|d_j| + Σ|r_j|`` for serial rows), the length scale L.
+
+    Not ``|b_j| + |r_j|``: a tree row of nearly parallel axes can have b ≈ −r cα far larger than
+    the link (romeo.urdf: b = r = −75268 m for a 0.1 m finger offset)."""
+    axial = np.abs(model.r)
+    for j in np.flatnonzero(model.b != 0.0):
+        sa, ca = math.sin(model.alpha[j]), math.cos(model.alpha[j])
+        r, b = float(model.r[j]), float(model.b[j])
+        axial[j] = math.hypot(r * sa, b + r * ca)
+    return float(np.sum(np.abs(model.d)) + np.sum(axial))
 
 
 def column_weights(model: Any) -> np.ndarray:
     """Physical column scaling (13n,): the regressor in units of a characteristic length L.
 
-    L = Σ|d_j| + |r_j| + |b_j| (1 m if 0).  J and Ia columns × L², MS × L, M × 1, Fc and Fv × L², so
-    every column is of the order of a torque of a unit mass at distance L: the rank does not
-    depend on the length unit or the robot's size.  Normalising columns by their norms is not
+    L = Σ_j |d_j| + |r_j| (1 m if 0; a tree row counts ``|d_j| + |b_j z_a + r_j z_j|``, see
+    :func:`_robot_size`).  J and Ia columns × L², MS × L, M × 1, Fc and Fv × L², so every column
+    is of the order of a torque of a unit mass at distance L: the rank does not depend on the
+    length unit or the robot's size.  Normalising columns by their norms is not
     used: a structurally tiny column (xarm7: M2 at 9e-14 of the largest, r2 = 1.1e-6 m) is
     mostly cancellation round-off, and unit norm would blow that up into false rank.
     """
-    size = float(np.sum(np.abs(model.d)) + np.sum(np.abs(model.r)) + np.sum(np.abs(model.b)))
+    size = _robot_size(model)
     ell = size if size > 0 else 1.0
     per_link = np.array([ell**2] * 6 + [ell] * 3 + [1.0] + [ell**2] * 3)
     return np.tile(per_link, model.dof)
 
 
-def numerical_rank(w: np.ndarray, tol: float | None = None, weights: np.ndarray | None = None) -> int:
-    """Numerical rank of ``w · diag(weights)``: singular values above ``ε_r · σ_max`` (module docstring)."""
-    ws = w if weights is None else w * weights
+def numerical_rank(
+    w: np.ndarray, tol: float | None = None, weights: np.ndarray | None = None, reference: float = 0.0
+) -> int:
+    """Numerical rank of ``w · diag(weights)``: singular values above ``ε_r · max(σ_max, reference)``
+    (module docstring; ``reference``: :func:`gravity_reference` for a stacked regressor)."""
+    return _rank_and_threshold(w if weights is None else w * weights, rank_tolerance(w.shape, tol), reference)[0]
+
+
+def gravity_reference(model: Any, rows: int) -> float:
+    """``|g| · L · √rows``: the size of a gravity column of ``rows`` stacked torques in units of L.
+
+    Gravity enters the computation of every column with this magnitude even when its effect
+    cancels (all axes ∥ g), so its round-off (e.g. sin(fl(π)) = 1.2e-16 tilting a vertical axis)
+    is relative to it, not to σ_max: a 4 mm robot moving at 2 rad/s has σ_max ≈ 1e-3 |g| L √rows."""
+    size = _robot_size(model)
+    return float(np.linalg.norm(model.gravity)) * (size if size > 0 else 1.0) * math.sqrt(rows)
+
+
+def _rank_and_threshold(ws: np.ndarray, rtol: float, reference: float = 0.0) -> tuple[int, float]:
+    """Number of singular values of ``ws`` above ``rtol · max(σ_max, reference)`` and that threshold."""
     if not ws.size:
-        return 0
+        return 0, 0.0
     sv = np.linalg.svd(ws, compute_uv=False)
-    return int(np.sum(sv > rank_tolerance(w.shape, tol) * max(float(sv[0]), 1e-300)))
+    thr = rtol * max(float(sv[0]), reference, 1e-300)
+    return int(np.sum(sv > thr)), thr
 
 
 def numerical_base_parameters(
@@ -241,7 +309,7 @@ def numerical_base_parameters(
     """Rank and identifiable combinations by QR with column pivoting (Gautier's approach).
 
     Columns are scaled by :func:`column_weights`; the rank is :func:`numerical_rank` (``tol``:
-    relative tolerance, default ``max(N, p) · eps``).  ``β = R1⁻¹R2`` expresses the dependent
+    relative tolerance, default ``p · eps``).  ``β = R1⁻¹R2`` expresses the dependent
     columns: ``W_dep = W_base β``, so the base values are ``x_base + β x_dep``.
     """
     _check_model(model)
@@ -251,7 +319,7 @@ def numerical_base_parameters(
     ws = w * dw
     r_mat, piv = scipy.linalg.qr(ws, mode="r", pivoting=True)
     diag = np.abs(np.diag(r_mat))
-    rank = numerical_rank(w, tol, dw)
+    rank = numerical_rank(w, tol, dw, gravity_reference(model, w.shape[0]))
     r1, r2 = r_mat[:rank, :rank], r_mat[:rank, rank:]
     beta_s = scipy.linalg.solve_triangular(r1, r2)  # in scaled columns
     cols, dep = piv[:rank], piv[rank:]
@@ -338,6 +406,8 @@ def _row_vectors(geo_j: tuple[Any, ...]) -> tuple[tuple[Any, Any, Any], tuple[An
         return (0, -sa, ca), (d, -r * sa, r * ca), r, d * d + r * r
     zv = (sg * sa, -cg * sa, ca)
     pv = (cg * d + sg * r * sa, sg * d - cg * r * sa, b + r * ca)
+    if isinstance(ca, float):  # numbers: from the components (b ≈ -r cα ≫ |P| when z_j ∥ z_a nearly)
+        return zv, pv, sum(x * y for x, y in zip(pv, zv, strict=True)), sum(x * x for x in pv)
     return zv, pv, r + b * ca, b * b + d * d + r * r + 2 * b * r * ca
 
 
@@ -359,7 +429,7 @@ class _Kinematics:
 def _geom_tols(model: Any) -> tuple[float, float]:
     """Round-off of derived geometry after composing n frames: directions ``(n + 1) · ROUND_OFF_TOL``,
     lengths that times ``max(1 m, Σ|d| + |r|)``."""
-    size = float(np.sum(np.abs(model.d)) + np.sum(np.abs(model.r)) + np.sum(np.abs(model.b)))
+    size = _robot_size(model)
     return (model.dof + 1) * ROUND_OFF_TOL, (model.dof + 1) * ROUND_OFF_TOL * max(1.0, size)
 
 
@@ -407,28 +477,29 @@ def _kinematics(model: Any, g0: np.ndarray) -> _Kinematics:
         out.mxy_free.append(bool(kin_free and pot_const and not prism))
         a = int(model.antecedent[j - 1])
         # g = 0 and a fixed point C = O_j + s z_j on axis j (every ancestor revolute, all axes through C):
-        # only J about C matters, so MX_j, MY_j group into XZ_j, YZ_j.  Coaxial chain m -> a(m) with
-        # d_m = 0: O_a = O_m - r_m z_m - b_m z_a, so s = -Σ (r_m z_m·z_j + b_m z_a·z_j); a tree row with
-        # b_m ≠ 0 needs z_a ∥ z_j (else O_a is off axis j and the rule is not applied).
+        # only J about C matters, so MX_j, MY_j group into XZ_j, YZ_j.  Candidates, with d_m = 0 along
+        # the way: Q_m = O_m - r_m z_m = O_a + b_m z_a (a = a(m)), on axes m and a; from Q_j, continue
+        # through a coaxial antecedent a (d_a = 0, z_a ∥ z_j) to Q_a = Q_m - (b_m + r_a) z_a.  Entries
+        # (m, c_r, c_b) give s = -Σ (c_r r_m + c_b b_m) (serial rows: s = -r_j - Σ ±r_k).
         chain: list[tuple[int, int, int]] | None = None
         if gdir is None and not prism and not out.mxy_free[-1] and a > 0 and abs(model.d[j - 1]) <= ROUND_OFF_TOL \
                 and all(model.sigma[k - 1] != PRISMATIC for k in anc):
-            chain, m, k = [], j, a
+            chain, m = [(j, 1, 0)], j
+            q_pt = o[j] - model.r[j - 1] * z[j]
             while True:
-                cb = 0
-                if abs(model.b[m - 1]) > ROUND_OFF_TOL:
-                    if not _parallel(z[k], z[j]):
-                        chain = None
-                        break
-                    cb = int(round(float(z[k] @ z[j])))
-                chain.append((m, int(round(float(z[m] @ z[j]))), cb))
-                if all(_parallel(z[mm], o[k] - o[mm], len_tol) or np.linalg.norm(o[k] - o[mm]) <= len_tol
+                k = int(model.antecedent[m - 1])
+                if all(_parallel(z[mm], q_pt - o[mm], len_tol) or np.linalg.norm(q_pt - o[mm]) <= len_tol
                        for mm in anc):
                     break
                 if k == 0 or abs(model.d[k - 1]) > ROUND_OFF_TOL or not _parallel(z[k], z[j]):
                     chain = None
                     break
-                m, k = k, int(model.antecedent[k - 1])
+                sgn = int(round(float(z[k] @ z[j])))
+                if abs(model.b[m - 1]) > ROUND_OFF_TOL:
+                    chain.append((m, 0, sgn))
+                chain.append((k, sgn, 0))
+                q_pt = o[k] - model.r[k - 1] * z[k]
+                m = k
         out.fixed_point.append(chain)
         ua = out.rot_dir[a - 1] if a > 0 else None
         out.ia_on_zz.append(bool(not prism and (ua is None or (isinstance(ua, np.ndarray) and abs(ua @ z[j]) <= geom_tol))))
@@ -444,6 +515,47 @@ def _kinematics(model: Any, g0: np.ndarray) -> _Kinematics:
         else:
             out.ms_u_elim.append(None)
     return out
+
+
+class _PolyGeometry:
+    """The symbolic geometry as sparse polynomials over QQ (``sympy.polys.rings``).
+
+    Every coefficient of the cascade is a polynomial in cos/sin of the non-special angles and
+    the non-zero lengths (sums and products of ^aA_j and P_j entries), except the division of
+    the MS-along-u rule, which gets one inverse generator per link.  Polynomial arithmetic is far
+    cheaper than ``sympy.expand`` on expressions (tiago: cascade 5 s -> 0.3 s); :meth:`expr`
+    gives the same expanded sympy expression (with cos(alpha<j>) etc. in place of the
+    generators)."""
+
+    def __init__(self, geo: _Geometry, kin: _Kinematics) -> None:
+        gens: list[sp.Symbol] = []
+        for row in geo.sym:
+            gens += [x for x in row if isinstance(x, sp.Symbol) and x not in gens]
+        n_geo = len(gens)
+        self.inv_index = {j: n_geo + t for t, j in enumerate(
+            j for j in range(1, len(geo.sym) + 1) if kin.ms_u_elim[j - 1] is not None)}
+        gens += [sp.Symbol(f"_inv_u{j}") for j in self.inv_index]
+        out = ring(gens, QQ)
+        self.ring, self.gens = out[0], list(out[1:])
+        self.exprs: list[Any] = [geo.trig.get(g, g) for g in gens]
+        self.rows = [tuple(self._elem(x, gens) for x in row) for row in geo.sym]
+
+    def _elem(self, x: Any, gens: list[sp.Symbol]) -> Any:
+        return self.gens[gens.index(x)] if isinstance(x, sp.Symbol) else self.ring(x)
+
+    def div(self, a: Any, b: Any, j: int) -> Any:
+        """a / b: by a number exactly, else a × (inverse generator of link j) = a / b."""
+        if b.is_ground:
+            return a * (QQ(1) / b.LC)
+        t = self.inv_index[j]
+        self.exprs[t] = 1 / self.expr(b)
+        return a * self.gens[t]
+
+    def expr(self, c: Any) -> sp.Expr:
+        """The sympy expression of a polynomial (expanded; cos/sin of the angles)."""
+        if not hasattr(c, "as_expr"):
+            return sp.sympify(c)
+        return c.as_expr(*self.exprs) if self.gens else sp.sympify(c.as_expr())
 
 
 # ----------------------------------------------------------------- linear forms
@@ -503,11 +615,18 @@ def _u_in_frame(model: Any, geo: list[tuple[Any, ...]], kin: _Kinematics, j: int
     return v
 
 
-def _cascade(model: Any, geo: list[tuple[Any, ...]], kin: _Kinematics) -> tuple[list[list[Form]], list[list[int]]]:
-    """Steps (b) and (a) of 000 §8 on one coefficient ring (floats or sympy).
+def _cascade(
+    model: Any, geo: list[tuple[Any, ...]], kin: _Kinematics, div: Any = None
+) -> tuple[list[list[Form]], list[list[int]]]:
+    """Steps (b) and (a) of 000 §8 on one coefficient ring (floats, or polynomials of
+    :class:`_PolyGeometry`); ``div(a, b, j)`` divides in that ring (default ``a / b``).
 
     Returns the grouped forms P[j][k] (k = 0..12) and the kept parameter kinds per link.
     """
+    if div is None:
+        def div(a: Any, b: Any, j: int) -> Any:
+            return a / b
+
     n = model.dof
     p: list[list[Form]] = [[{13 * j + k: 1} for k in range(13)] for j in range(n)]
     kept: list[list[int]] = [[] for _ in range(n)]
@@ -584,7 +703,7 @@ def _cascade(model: Any, geo: list[tuple[Any, ...]], kin: _Kinematics) -> tuple[
                 uj = _u_in_frame(model, geo, kin, j)
                 for c3 in range(3):
                     if c3 != kstar:
-                        _axpy(f[MX + c3], f[MX + kstar], -uj[c3] / uj[kstar])
+                        _axpy(f[MX + c3], f[MX + kstar], div(-uj[c3], uj[kstar], j))
                 ks.remove(MX + kstar)
             if kin.m_to_ia[i]:  # M_j = mass fixed on a(j) at P_j(r_j) + Ia_j column
                 if a > 0:
@@ -617,7 +736,7 @@ def base_parameters(
     """Base parameters of ``model`` by the closed-form method of 000 with a numerical step (c).
 
     ``samples``/``seed`` set the random states of the step (c) check, ``tol`` its relative
-    rank tolerance (default ``max(N, p) · eps``, module docstring).  Gravity is
+    rank tolerance (default ``p · eps``, module docstring).  Gravity is
     ``model.gravity`` (its direction matters, theorem 3).
     """
     _check_model(model)
@@ -627,16 +746,17 @@ def base_parameters(
     kin = _kinematics(model, g0)
     geo = _geometry(model)
     p_num, kept = _cascade(model, geo.num, kin)
-    p_sym, kept_s = _cascade(model, geo.sym, kin)
+    poly = _PolyGeometry(geo, kin)
+    p_sym, kept_s = _cascade(model, poly.rows, kin, poly.div)
     assert kept == kept_s
     names_std = model.standard_parameter_names
     std_syms = [sp.Symbol(s, real=True) for s in names_std]
-    cols, rel_num, rel_sym, names = [], [], [], []
+    cols, rel_num, rel_poly, names = [], [], [], []
     for i in range(n):
         for k in kept[i]:
             col = 13 * i + k
             fs = p_sym[i][k]
-            rel_sym.append(sp.Add(*[c * std_syms[c_i] for c_i, c in sorted(fs.items())]).xreplace(geo.trig))
+            rel_poly.append(sorted(fs.items()))
             rel_num.append(p_num[i][k])
             cols.append(col)
             grouped = set(fs) != {col} or fs[col] != 1
@@ -650,6 +770,8 @@ def base_parameters(
     method = "closed-form"
     notes: list[str] = []
     numerical_idx: list[int] = []
+    support = [{c_i for c_i, _ in form} for form in rel_poly]  # standard columns in each relation
+    added: list[list[tuple[Any, int]]] = [[] for _ in range(nb)]  # step (c): (coefficient, dropped b)
     # step (c): W == W[:, cols] K and independence of the candidate columns
     w = stacked_regressor(model, samples, seed)
     wn = max(float(np.abs(w).max()), 1e-300)
@@ -659,9 +781,10 @@ def base_parameters(
         return _numerical_fallback(model, w, rank_tolerance(w.shape, tol), notes)
     rtol = rank_tolerance(w.shape, tol)
     dw_all = column_weights(model)
-    thr = rtol * _sigma_max(w * dw_all)  # the rank rule of numerical_rank on the full regressor
+    rank, thr = _rank_and_threshold(w * dw_all, rtol, gravity_reference(model, w.shape[0]))  # numerical_rank
     kinds = [cols[b] % 13 for b in range(nb)]
-    keep_s, dep_s, weak = _numerical_grouping(w[:, cols_a] * dw_all[cols_a], dw_all[cols_a], thr, kinds)
+    rotor = [kinds[b] < IA and any(c % 13 == IA for c in support[b]) for b in range(nb)]
+    keep_s, dep_s, weak = _numerical_grouping(w[:, cols_a] * dw_all[cols_a], dw_all[cols_a], thr, rank, kinds, rotor)
     for b in weak:
         notes.append(f"step (c): {names[b]} is numerically dependent at the rank tolerance but cannot be grouped "
                      "without a fitted coefficient on a rotor inertia; kept as a separate parameter")
@@ -673,7 +796,8 @@ def base_parameters(
             for b, c in coef.items():
                 kmat[b] += c * kmat[b_dep]
                 exact = isinstance(c, int)  # rotor inertia: exact integer coefficient
-                rel_sym[b] = rel_sym[b] + (sp.Integer(c) if exact else sp.Float(c, 15)) * rel_sym[b_dep]
+                added[b].append((sp.Integer(c) if exact else sp.Float(c, 15), b_dep))
+                support[b] |= support[b_dep]
                 names[b] = f"{PARAM_KINDS[cols[b] % 13]}R{cols[b] // 13 + 1}"
                 if not exact and b not in numerical_idx:
                     numerical_idx.append(b)
@@ -686,41 +810,26 @@ def base_parameters(
         kmat = kmat[keep_l]
         cols_a = cols_a[keep_l]
         names = [names[b] for b in keep_l]
-        rel_sym = [rel_sym[b] for b in keep_l]
         if numerical:
             notes.append("the closed-form rules missed a dependency at the rank tolerance: relations marked numerical")
     else:
         numerical = []
-    present: set[sp.Symbol] = set()
-    for r in rel_sym:
-        present |= r.free_symbols
-    eliminated = [s for s, sym in zip(names_std, std_syms, strict=True) if sym not in present]
+        keep_l = list(range(nb))
+    present = set().union(*[support[b] for b in keep_l])
+    eliminated = [s for c, s in enumerate(names_std) if c not in present]
     values = kmat @ model.standard_parameter_values
-    return BaseParameters(names, values, rel_sym, eliminated, kmat, cols_a, method, model, numerical, notes, geo.subs)
 
+    def relations() -> list[sp.Expr]:
+        base: dict[int, sp.Expr] = {}
 
-def _sigma_max(ws: np.ndarray) -> float:
-    """Largest singular value (power iteration on ``wsᵀws``; a threshold needs it to a few digits)."""
-    if not ws.size:
-        return 0.0
-    v = np.linalg.norm(ws, axis=0)
-    sig = float(np.linalg.norm(v))
-    if sig == 0.0:
-        return 0.0
-    v = v / sig
-    sig = 0.0
-    for _ in range(200):
-        u = ws @ v
-        x = ws.T @ u
-        new = math.sqrt(float(x @ v))
-        nx = float(np.linalg.norm(x))
-        if nx == 0.0:
-            return 0.0
-        v = x / nx
-        if abs(new - sig) <= 1e-10 * new:
-            return new
-        sig = new
-    return float(np.linalg.norm(ws, 2))
+        def rel(b: int) -> sp.Expr:
+            if b not in base:
+                base[b] = sp.Add(*[poly.expr(c) * std_syms[c_i] for c_i, c in rel_poly[b]])
+            return base[b]
+
+        return [sp.Add(rel(b), *[c * rel(d) for c, d in added[b]]) if added[b] else rel(b) for b in keep_l]
+
+    return BaseParameters(names, values, relations, eliminated, kmat, cols_a, method, model, numerical, notes, geo.subs)
 
 
 def _greedy_pivots(res: np.ndarray, count: int) -> list[int]:
@@ -745,52 +854,55 @@ def _greedy_pivots(res: np.ndarray, count: int) -> list[int]:
 
 
 def _numerical_grouping(
-    wc: np.ndarray, dwc: np.ndarray, thr: float, kinds: list[int]
+    wc: np.ndarray, dwc: np.ndarray, thr: float, rank: int, kinds: list[int], rotor: list[bool]
 ) -> tuple[list[int], dict[int, dict[int, Any]], list[int]]:
-    """Numerically independent columns of ``wc`` (weighted columns, :func:`column_weights` ``dwc``).
+    """Keep ``rank`` numerically independent columns of ``wc`` (weighted by :func:`column_weights`
+    ``dwc``) and group the others; ``rank`` and ``thr`` come from :func:`_rank_and_threshold` of the
+    full regressor (the rule of :func:`numerical_rank`).
 
-    The rank is the number of singular values above ``thr`` (:func:`numerical_rank`).  Rotor inertia
-    and friction columns (``kinds`` IA, FC, FV) are always kept; among the inertial columns, the
-    kept ones are chosen by :func:`_greedy_pivots` on their part orthogonal to the Ia/Fc/Fv columns.
-    A dropped inertial column d is grouped as ``W_d = W_kept β + W_Ia γ``: β fitted (inertial
-    parameters only), γ an exact integer (0 in general; e.g. 1 when ZZR_j equals the Ia_j column
-    because α is within round-off-sized effects of kπ/2), friction coefficient 0; the relation must
-    reproduce W_d to the rank tolerance, ``|r| ≤ thr · |(1, β, γ)|``, else d stays (``weak``).
+    Always kept: the Ia, Fc, Fv columns (``kinds``) and the inertial columns whose relation contains
+    a rotor inertia (``rotor``: ZZR_j = ZZ_j + Ia_j …); eliminating one would spread Ia through
+    fitted coefficients.  The other inertial columns to keep are chosen by :func:`_greedy_pivots` on
+    their part orthogonal to the always-kept ones.  A dropped column d is grouped as
+    ``W_d = W_inertial β + W_Ia γ``: β fitted on inertial columns (a rotor-carrying column receives
+    an inertial parameter with a fitted coefficient; its Ia keeps its exact one), γ exact integers
+    (0 in general; 1 e.g. when ZZR_j and the Ia_j column differ only below the tolerance, α_j within
+    ~1e-12 of kπ/2: the relation of the nearby special geometry), friction never.  Rounding γ may cost
+    at most the tolerance, ``|r_γ| ≤ 2|r_fit| + thr·|(1, β, γ)|``, and the fit must be within
+    ``100 thr·|(1, β, γ)|`` (else the rank and the choice disagree): otherwise d stays (``weak``).
     Returns the kept indices, ``{d: {t: coefficient}}`` (unweighted; int for Ia) and the weak ones.
     """
     m = wc.shape[1]
-    if m == 0:
-        return [], {}, []
-    sv = np.linalg.svd(wc, compute_uv=False)
-    rank = int(np.sum(sv > thr))
-    if rank >= m:
+    if rank >= m or m == 0:
         return list(range(m)), {}, []
-    fixed = [t for t in range(m) if kinds[t] >= IA]
-    free = [t for t in range(m) if kinds[t] < IA]
-    wf = wc[:, fixed]
-    qf = np.linalg.qr(wf)[0] if fixed else np.zeros((wc.shape[0], 0))
+    fixed = [t for t in range(m) if kinds[t] >= IA or rotor[t]]
+    free = [t for t in range(m) if t not in fixed]
+    qf = np.linalg.qr(wc[:, fixed])[0] if fixed else np.zeros((wc.shape[0], 0))
     res = wc[:, free] - qf @ (qf.T @ wc[:, free])
     res -= qf @ (qf.T @ res)
     chosen = sorted(free[c] for c in _greedy_pivots(res, max(rank - len(fixed), 0)))
     ia = [t for t in fixed if kinds[t] == IA]
-    wk, wi = wc[:, chosen], wc[:, ia]
+    inert = sorted(chosen + [t for t in fixed if kinds[t] < IA])  # fitted coefficients allowed
+    wk, wi = wc[:, inert], wc[:, ia]
+    wki = np.column_stack([wk, wi])
     dep: dict[int, dict[int, Any]] = {}
     weak: list[int] = []
     for d in free:
         if d in chosen:
             continue
         v = wc[:, d]
-        coef = np.linalg.lstsq(np.column_stack([wk, wc[:, fixed]]), v, rcond=None)[0]
-        gam_u = coef[len(chosen):][[fixed.index(t) for t in ia]] * dwc[ia] / dwc[d]  # unweighted
-        gam_s = np.round(gam_u)
-        rhs = v - wi @ (gam_s * dwc[d] / dwc[ia]) if ia else v
-        beta = np.linalg.lstsq(wk, rhs, rcond=None)[0] if chosen else np.zeros(0)
-        resid = float(np.linalg.norm(rhs - wk @ beta))
-        gam_w = gam_s * dwc[d] / dwc[ia] if ia else np.zeros(0)
-        if resid > thr * math.sqrt(1.0 + float(beta @ beta) + float(gam_w @ gam_w)):
+        coef = np.linalg.lstsq(wki, v, rcond=None)[0]
+        r_fit = float(np.linalg.norm(v - wki @ coef))
+        gam_s = np.round(coef[len(inert):] * dwc[ia] / dwc[d])  # unweighted, rounded to integers
+        gam_w = gam_s * dwc[d] / dwc[ia]
+        rhs = v - wi @ gam_w
+        beta = np.linalg.lstsq(wk, rhs, rcond=None)[0] if inert else np.zeros(0)
+        r_int = float(np.linalg.norm(rhs - wk @ beta))
+        scale = thr * math.sqrt(1.0 + float(beta @ beta) + float(gam_w @ gam_w))
+        if r_int > 2.0 * r_fit + scale or r_fit > 100.0 * scale:
             weak.append(d)
             continue
-        out: dict[int, Any] = {t: float(b * dwc[t] / dwc[d]) for t, b in zip(chosen, beta, strict=True)
+        out: dict[int, Any] = {t: float(b * dwc[t] / dwc[d]) for t, b in zip(inert, beta, strict=True)
                                if abs(b) * np.linalg.norm(wc[:, t]) > thr}  # drop round-off contributions
         out.update({t: int(g) for t, g in zip(ia, gam_s, strict=True) if g != 0})
         dep[d] = out
@@ -806,7 +918,8 @@ def _numerical_fallback(model: Any, w: np.ndarray, rtol: float, notes: list[str]
     std_syms = [sp.Symbol(s, real=True) for s in names_std]
     dw = column_weights(model)
     ws = w * dw
-    keep, dep, weak = _numerical_grouping(ws, dw, rtol * _sigma_max(ws), [c % 13 for c in range(w.shape[1])])
+    rank, thr = _rank_and_threshold(ws, rtol, gravity_reference(model, w.shape[0]))
+    keep, dep, weak = _numerical_grouping(ws, dw, thr, rank, [c % 13 for c in range(w.shape[1])], [False] * w.shape[1])
     row = {c: i for i, c in enumerate(keep)}
     kmat = np.zeros((len(keep), w.shape[1]))
     for c in keep:

@@ -93,3 +93,23 @@ def test_converter_snaps_only_round_off() -> None:
     model = RobotModel.from_urdf(str(example_urdf("ur5")))
     assert model.joints[1].theta != 0.0 and abs(model.joints[1].theta) < 1e-11
     assert model.joints[1].alpha == -math.pi / 2 and model.joints[0].d == 0.0
+
+
+# ----------------------------------------------------------------- the rank does not depend on the samples
+@pytest.mark.parametrize("rel", ["icub_description/robots/icub.urdf", "centauro_description/urdf/centauro.urdf"])
+def test_rank_does_not_depend_on_the_number_of_samples(rel: str) -> None:
+    """Whole trees whose angles are ~1e-11 from kπ/2 (iCub, Centauro): their rotor-inertia columns
+    differ from ZZR_j by ~1e-11, a few times the threshold.  With numpy's ``max(N, p)·eps`` the
+    threshold grows with the N stacked rows while σ_i/σ_max converge, so the rank fell from 304 to
+    302 (iCub) and 351 to 349 (Centauro) between 32 and 96 samples; ``p·eps`` gives one rank, the count."""
+    from robot_dynamics.base_parameters import column_weights, gravity_reference, numerical_rank, stacked_regressor
+
+    model = RobotModel.from_urdf(str(example_robot_data_dir() / rel))
+    count = base_parameters(model).count
+    ranks = {numerical_rank(stacked_regressor(model, samples=s, seed=seed), weights=column_weights(model),
+                            reference=gravity_reference(model, s * model.dof))
+             for s in (32, 48, 96) for seed in (7, 8)}
+    assert ranks == {count}, (ranks, count)
+    old_rule = {numerical_rank(w, tol=max(w.shape) * np.finfo(float).eps, weights=column_weights(model))
+                for w in (stacked_regressor(model, samples=s, seed=7) for s in (32, 96))}
+    assert len(old_rule) == 2  # the premise: max(N, p)·eps gives two ranks on the same robot
