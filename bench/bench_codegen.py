@@ -55,8 +55,7 @@ def bench(name: str, nb: int) -> dict:
         path = str(Path(tempfile.mkdtemp()) / f"{name}_arm.urdf")
         Path(path).write_text(m.to_urdf())
         m = RobotModel.from_urdf(path)
-    m.Fc[:] = 0.0  # Pinocchio's rnea has no friction; same work on both sides
-    m.Fv[:] = 0.0
+    m = m.replace(Fc=np.zeros(m.dof), Fv=np.zeros(m.dof))  # Pinocchio's rnea has no friction; same work on both sides
     full = pin.buildModelFromUrdf(path)
     lock = [full.getJointId(nm) for nm in full.names[1:] if nm not in m.joint_names]
     pm = pin.buildReducedModel(full, lock, pin.neutral(full)) if lock else full

@@ -938,13 +938,11 @@ def _numerical_fallback(model: Any, w: np.ndarray, rtol: float, notes: list[str]
 
 
 # ----------------------------------------------------------------- CLI
-def base_params_cli(args: Any) -> int:
-    """``robot-dynamics base-params URDF [--base L] [--tip L] [--json]``: table name, relation, value."""
+def base_params_cli(args: Any, model: Any) -> int:
+    """``robot-dynamics base-params URDF [--base L] [--tip L] [--json]`` on the loaded ``model`` (the CLI
+    loads it): table name, relation, value."""
     import json
 
-    from .robots import load_model
-
-    model = load_model(args.urdf, base_link=getattr(args, "base", None), tip_link=getattr(args, "tip", None))
     bp = base_parameters(model)
     if getattr(args, "json", False):
         print(json.dumps(bp.to_dict(), indent=2))

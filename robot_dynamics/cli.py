@@ -389,7 +389,7 @@ def _cmd_codegen(args: argparse.Namespace) -> int:
 
     _check_urdf(args.urdf)
     _check_output_file(args.output, "-o/--output")
-    return codegen_cli(args)
+    return codegen_cli(args, _load_model(args.urdf))
 
 
 def _cmd_identify(args: argparse.Namespace) -> int:
@@ -420,8 +420,8 @@ def _cmd_identify_record(args: argparse.Namespace) -> int:  # issue 10, robot_dy
 def _cmd_base_params(args: argparse.Namespace) -> int:  # issue 5, robot_dynamics/base_parameters.py
     from .base_parameters import base_params_cli
 
-    _check_urdf(args.urdf)
-    return base_params_cli(args)
+    model = _load_model(args.urdf, base_link=getattr(args, "base", None), tip_link=getattr(args, "tip", None))
+    return base_params_cli(args, model)
 
 
 def build_parser() -> argparse.ArgumentParser:

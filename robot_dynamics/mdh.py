@@ -21,6 +21,10 @@ errata 38), sigma_j = 0 for a revolute joint, 1 for a prismatic joint.
 
 from __future__ import annotations
 
+import math
+from dataclasses import dataclass, fields
+from typing import Any
+
 import numpy as np
 
 REVOLUTE = 0
@@ -84,3 +88,66 @@ def mdh_transform_batch(
     if gamma != 0.0 or b != 0.0:
         out = gamma_b_transform(gamma, b) @ out
     return out
+
+
+@dataclass(frozen=True)
+class MDHJoint:
+    """One row of Khalil's table (j, a(j), sigma, gamma, b, alpha, d, theta, r) and its URDF joint.
+
+    ``gamma``, ``b`` are 0 for a serial row; in a tree they place frame j when its antecedent has
+    several successors (see :mod:`robot_dynamics.mdh`).  Frozen: ``dataclasses.replace(row, ...)``
+    makes a modified copy."""
+
+    name: str
+    antecedent: int
+    sigma: int
+    alpha: float
+    d: float
+    theta: float
+    r: float
+    sign: float = 1.0
+    link: str = ""
+    lower: float = -math.inf
+    upper: float = math.inf
+    velocity: float = math.inf
+    effort: float = math.inf
+    acceleration: float = math.inf
+    gamma: float = 0.0
+    b: float = 0.0
+
+    @property
+    def offset(self) -> float:
+        """Constant part of the MDH joint variable (theta_j or r_j)."""
+        return self.r if self.sigma == PRISMATIC else self.theta
+
+    def as_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        for f in fields(self):
+            v = getattr(self, f.name)
+            if isinstance(v, float) and not math.isfinite(v):
+                v = None if math.isnan(v) else (".inf" if v > 0 else "-.inf")
+            out[f.name] = v
+        return out
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> MDHJoint:
+        kw: dict[str, Any] = {}
+        for f in fields(cls):
+            if f.name not in data:
+                continue
+            v = data[f.name]
+            if v == ".inf":
+                v = math.inf
+            elif v == "-.inf":
+                v = -math.inf
+            elif v is None:
+                v = math.nan
+            kw[f.name] = v
+        kw["antecedent"] = int(kw["antecedent"])
+        kw["sigma"] = int(kw["sigma"])
+        if kw["sigma"] not in (REVOLUTE, PRISMATIC):
+            raise ValueError(f"joint {kw.get('name')!r}: sigma must be 0 or 1, got {kw['sigma']}")
+        for k in ("alpha", "d", "theta", "r", "gamma", "b", "sign", "lower", "upper", "velocity", "effort", "acceleration"):
+            if k in kw:
+                kw[k] = float(kw[k])
+        return cls(**kw)

@@ -15,17 +15,26 @@ Inertial parameters are Khalil's standard parameters of link j expressed in
 frame R_j about O_j (001 eq. 7.3, products of inertia XY = -∫xy dm):
 ``XX XY XZ YY YZ ZZ MX MY MZ M`` stored row-wise in ``inertial`` (n, 10), plus
 ``Ia`` (rotor inertia), ``Fc`` (Coulomb) and ``Fv`` (viscous friction).
+
+A model is immutable once built (the spirit of Pinocchio's model/data split): its fields cannot be
+re-assigned, its arrays are read-only (backed by immutable memory), the joint rows are frozen and held
+in a tuple, ``frames`` and ``locked_joints`` are read-only mappings.  A change makes a new model:
+:meth:`RobotModel.with_standard_parameters`, :meth:`RobotModel.replace` (``dataclasses.replace``).  So
+the compiled programs behind the dynamics methods (:mod:`robot_dynamics.codegen`), which belong to the
+model they were built from, can never be stale.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, field, fields
 from typing import Any, NamedTuple
 
 import numpy as np
 
-from .mdh import PRISMATIC, REVOLUTE, mdh_transform, mdh_transform_batch
+from .mdh import PRISMATIC, REVOLUTE, MDHJoint, mdh_transform, mdh_transform_batch
 
 INERTIAL_NAMES = ("XX", "XY", "XZ", "YY", "YZ", "ZZ", "MX", "MY", "MZ", "M")
 DEFAULT_GRAVITY = (0.0, 0.0, -9.81)
@@ -38,73 +47,40 @@ class StandardParameters(NamedTuple):
     values: np.ndarray
 
 
-@dataclass
-class MDHJoint:
-    """One row of Khalil's table (j, a(j), sigma, gamma, b, alpha, d, theta, r) and its URDF joint.
-
-    ``gamma``, ``b`` are 0 for a serial row; in a tree they place frame j when its antecedent has
-    several successors (see :mod:`robot_dynamics.mdh`)."""
-
-    name: str
-    antecedent: int
-    sigma: int
-    alpha: float
-    d: float
-    theta: float
-    r: float
-    sign: float = 1.0
-    link: str = ""
-    lower: float = -math.inf
-    upper: float = math.inf
-    velocity: float = math.inf
-    effort: float = math.inf
-    acceleration: float = math.inf
-    gamma: float = 0.0
-    b: float = 0.0
-
-    @property
-    def offset(self) -> float:
-        """Constant part of the MDH joint variable (theta_j or r_j)."""
-        return self.r if self.sigma == PRISMATIC else self.theta
-
-    def as_dict(self) -> dict[str, Any]:
-        out: dict[str, Any] = {}
-        for f in fields(self):
-            v = getattr(self, f.name)
-            if isinstance(v, float) and not math.isfinite(v):
-                v = None if math.isnan(v) else (".inf" if v > 0 else "-.inf")
-            out[f.name] = v
-        return out
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> MDHJoint:
-        kw: dict[str, Any] = {}
-        for f in fields(cls):
-            if f.name not in data:
-                continue
-            v = data[f.name]
-            if v == ".inf":
-                v = math.inf
-            elif v == "-.inf":
-                v = -math.inf
-            elif v is None:
-                v = math.nan
-            kw[f.name] = v
-        kw["antecedent"] = int(kw["antecedent"])
-        kw["sigma"] = int(kw["sigma"])
-        if kw["sigma"] not in (REVOLUTE, PRISMATIC):
-            raise ValueError(f"joint {kw.get('name')!r}: sigma must be 0 or 1, got {kw['sigma']}")
-        for k in ("alpha", "d", "theta", "r", "gamma", "b", "sign", "lower", "upper", "velocity", "effort", "acceleration"):
-            if k in kw:
-                kw[k] = float(kw[k])
-        return cls(**kw)
-
-
 def _as_transform(value: Any, what: str) -> np.ndarray:
     t = np.asarray(value, dtype=float)
     if t.shape != (4, 4) or not np.all(np.isfinite(t)):
         raise ValueError(f"{what} must be a finite 4x4 homogeneous transform")
-    return t
+    return _frozen_array(t)
+
+
+def _frozen_array(value: Any, dtype: Any = float) -> np.ndarray:
+    """A read-only copy whose memory is an immutable ``bytes`` object (its WRITEABLE flag cannot be set back)."""
+    a = np.ascontiguousarray(value, dtype=dtype)
+    out = np.frombuffer(a.tobytes(), dtype=a.dtype).reshape(a.shape) if a.size else a.copy()
+    out.setflags(write=False)
+    return out
+
+
+class FrozenDict(dict):  # type: ignore[type-arg]
+    """A read-only ``dict`` (``frames``, ``locked_joints`` of an immutable :class:`RobotModel`)."""
+
+    def _refuse(self, *args: Any, **kwargs: Any) -> None:
+        raise TypeError("the mappings of a RobotModel are read-only: build a new model "
+                        "(model.replace(frames=...) or dataclasses.replace)")
+
+    __setitem__ = __delitem__ = __ior__ = clear = pop = popitem = setdefault = update = _refuse  # type: ignore[assignment]
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (FrozenDict, (dict(self),))
+
+    def copy(self) -> dict:  # type: ignore[override,type-arg]
+        return dict(self)
+
+
+def _construct(cls: type, kwargs: dict[str, Any]) -> Any:
+    """Unpickling and copying: a model is rebuilt from its fields (and normalized again)."""
+    return cls(**kwargs)
 
 
 @dataclass
@@ -122,9 +98,13 @@ class RobotModel:
     gravity: gravity acceleration expressed in ``base_link``.
     locked_joints: URDF moving joints off the modelled chain that were locked (name -> position),
         their subtrees lumped like fixed joints (``from_urdf(..., tip_link=...)``); empty for a whole tree.
+
+    Immutable once built (see the module docstring); the dynamics methods run the model's compiled
+    customized programs once they are ready (:mod:`robot_dynamics.codegen`, :meth:`compile`,
+    :meth:`set_backend`), the NumPy algorithms until then.
     """
 
-    joints: list[MDHJoint]
+    joints: Sequence[MDHJoint]
     base_link: str = "base_link"
     tip_link: str = ""
     name: str = "robot"
@@ -136,9 +116,9 @@ class RobotModel:
     Fv: np.ndarray | None = None
     gravity: np.ndarray = field(default_factory=lambda: np.array(DEFAULT_GRAVITY))
     locked_joints: dict[str, float] = field(default_factory=dict)
-    _backend: Any = field(default=None, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
+        self.joints = tuple(j if isinstance(j, MDHJoint) else MDHJoint(**vars(j)) for j in self.joints)
         n = len(self.joints)
         for j, jt in enumerate(self.joints, start=1):
             if not 0 <= jt.antecedent < j:
@@ -149,34 +129,58 @@ class RobotModel:
                 if not math.isfinite(getattr(jt, k)):
                     raise ValueError(f"joint {jt.name!r}: {k} is not finite")
         self.base_transform = _as_transform(self.base_transform, "base_transform")
-        self.inertial = np.zeros((n, 10)) if self.inertial is None else np.asarray(self.inertial, float).reshape(n, 10)
+        inertial = np.zeros((n, 10)) if self.inertial is None else np.asarray(self.inertial, float).reshape(n, 10)
+        self.inertial = _frozen_array(inertial)
         for k in ("Ia", "Fc", "Fv"):
             v = getattr(self, k)
-            setattr(self, k, np.zeros(n) if v is None else np.asarray(v, float).reshape(n))
-        self.gravity = np.asarray(self.gravity, float).reshape(3)
-        self.frames = {k: (int(j), _as_transform(t, f"frame of link {k!r}")) for k, (j, t) in self.frames.items()}
+            setattr(self, k, _frozen_array(np.zeros(n) if v is None else np.asarray(v, float).reshape(n)))
+        self.gravity = _frozen_array(np.asarray(self.gravity, float).reshape(3))
+        self.frames = FrozenDict(
+            {k: (int(j), _as_transform(t, f"frame of link {k!r}")) for k, (j, t) in self.frames.items()})
+        self.locked_joints = FrozenDict({str(k): float(v) for k, v in self.locked_joints.items()})
         if self.tip_link and self.tip_link not in self.frames:
             raise ValueError(f"tip link {self.tip_link!r} has no frame")
         self._refresh()
+        from .codegen import Engine
+
+        self._engine = Engine(self)
+        self._frozen = True
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if not name.startswith("_") and self.__dict__.get("_frozen"):
+            raise AttributeError(
+                f"RobotModel is immutable: cannot set {name!r}; make a modified copy with "
+                f"model.with_standard_parameters(values) or model.replace({name}=...) (dataclasses.replace)")
+        object.__setattr__(self, name, value)
+
+    def __delattr__(self, name: str) -> None:
+        raise AttributeError(f"RobotModel is immutable: cannot delete {name!r}")
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (_construct, (type(self), {f.name: getattr(self, f.name) for f in fields(self) if f.init}))
+
+    def replace(self, **changes: Any) -> RobotModel:
+        """A new model with some fields changed (``dataclasses.replace``); its programs are its own."""
+        return dataclasses.replace(self, **changes)
 
     def _refresh(self) -> None:
         """Cache per-joint arrays used by the vectorized algorithms."""
         j = self.joints
-        self.sigma = np.array([x.sigma for x in j], dtype=int)
-        self.alpha = np.array([x.alpha for x in j], dtype=float)
-        self.d = np.array([x.d for x in j], dtype=float)
-        self.theta = np.array([x.theta for x in j], dtype=float)
-        self.r = np.array([x.r for x in j], dtype=float)
-        self.sign = np.array([x.sign for x in j], dtype=float)
-        self.antecedent = np.array([x.antecedent for x in j], dtype=int)
-        self.gamma = np.array([x.gamma for x in j], dtype=float)
-        self.b = np.array([x.b for x in j], dtype=float)
+        self.sigma = _frozen_array([x.sigma for x in j], dtype=int)
+        self.alpha = _frozen_array([x.alpha for x in j])
+        self.d = _frozen_array([x.d for x in j])
+        self.theta = _frozen_array([x.theta for x in j])
+        self.r = _frozen_array([x.r for x in j])
+        self.sign = _frozen_array([x.sign for x in j])
+        self.antecedent = _frozen_array([x.antecedent for x in j], dtype=int)
+        self.gamma = _frozen_array([x.gamma for x in j])
+        self.b = _frozen_array([x.b for x in j])
         self.is_tree = bool(np.any(self.gamma != 0.0) or np.any(self.b != 0.0)
                             or np.any(self.antecedent != np.arange(len(j))))
 
     # ------------------------------------------------------------------ basics
     @property
-    def mdh(self) -> list[MDHJoint]:
+    def mdh(self) -> Sequence[MDHJoint]:
         return self.joints
 
     @property
@@ -262,22 +266,9 @@ class RobotModel:
         return StandardParameters(self.standard_parameter_names, self.standard_parameter_values)
 
     def with_standard_parameters(self, values: Any) -> RobotModel:
-        """A copy of the model with the standard parameter vector replaced."""
+        """A new model with the standard parameter vector (XX1..M1, Ia1, Fc1, Fv1, XX2, ...) replaced."""
         v = np.asarray(values, float).reshape(self.dof, 13)
-        return RobotModel(
-            joints=[MDHJoint(**vars(j)) for j in self.joints],
-            base_link=self.base_link,
-            tip_link=self.tip_link,
-            name=self.name,
-            base_transform=self.base_transform.copy(),
-            frames={k: (j, t.copy()) for k, (j, t) in self.frames.items()},
-            inertial=v[:, :10].copy(),
-            Ia=v[:, 10].copy(),
-            Fc=v[:, 11].copy(),
-            Fv=v[:, 12].copy(),
-            gravity=self.gravity.copy(),
-            locked_joints=dict(self.locked_joints),
-        )
+        return self.replace(inertial=v[:, :10], Ia=v[:, 10], Fc=v[:, 11], Fv=v[:, 12])
 
     # ------------------------------------------------------------- I/O
     def to_dict(self) -> dict[str, Any]:
@@ -377,18 +368,18 @@ class RobotModel:
     ) -> RobotModel:
         """Exact URDF -> MDH conversion of the whole tree under ``base_link``, or of the chain to ``tip_link``
         with every moving joint off it locked at ``locked_positions`` (default 0) and lumped (see
-        :func:`~robot_dynamics.urdf_conversion.model_from_urdf`); ``source`` is a path or an XML string
+        :func:`~robot_dynamics.urdf_conversion.urdf_model_arguments`); ``source`` is a path or an XML string
         (``text_only=True``: XML text only, a path is refused without touching the file system).
 
         A ``.xacro`` path is expanded with ``xacro_args`` (``{name: value}`` or ``["name:=value"]``);
         ``allow_inconsistent_inertia=True``: a physically inconsistent inertia is a warning, not an error."""
-        from .urdf_conversion import model_from_urdf
+        from .urdf_conversion import urdf_model_arguments
 
-        return model_from_urdf(
+        return cls(**urdf_model_arguments(
             source, base_link=base_link, tip_link=tip_link, locked_positions=locked_positions,
             rotor_inertia=rotor_inertia, acceleration_limits=acceleration_limits, text_only=text_only,
             xacro_args=xacro_args, allow_inconsistent_inertia=allow_inconsistent_inertia,
-        )
+        ))
 
     # ------------------------------------- geometric models (issue 3, geometric_model.py)
     def jacobian(self, q: Any, link: str | None = None) -> np.ndarray:
@@ -409,58 +400,73 @@ class RobotModel:
 
         return model_to_urdf(self, **options)
 
-    # ------------------------------------------- dynamics (issue 4, see the modules)
+    # ------------------------------------------- dynamics (issues 4, 15; see codegen.Engine)
     def set_backend(self, name: str = "numpy", **options: Any) -> None:
-        """Backend of :meth:`inverse_dynamics`, :meth:`regressor`, :meth:`inertia_matrix` and
-        :meth:`gravity_torques`: ``"numpy"`` (default) or
-        ``"generated"`` (customized model compiled to C, see :mod:`robot_dynamics.codegen`;
-        ``options`` go to :class:`~robot_dynamics.codegen.GeneratedBackend`).  The generated
-        backend bakes in the current parameters: call it again after changing them."""
-        if name == "numpy":
-            self._backend = None
-        elif name == "generated":
-            from .codegen import generated_backend
+        """Engine of the dynamics methods: ``"auto"`` (default: the compiled customized programs once
+        built in the background or found in the cache, the NumPy model until then; see
+        :mod:`robot_dynamics.codegen`), ``"numpy"`` (the NumPy algorithms only) or ``"generated"``
+        (customized programs built synchronously, each at its first call, the inverse dynamics at once;
+        ``options`` go to :class:`~robot_dynamics.codegen.GeneratedBackend`: ``lang``, ``parameters``,
+        ``simplified``).  The programs belong to this (immutable) model."""
+        from .codegen import Engine, generated_backend
 
-            self._backend = generated_backend(self, **options)
+        if name == "numpy":
+            self._engine.set_generated(None)
+        elif name == "generated":
+            be = self._engine.generated
+            opts = {"lang": "c", "parameters": "base", "simplified": True, **options}
+            if be is None or be.lang != opts["lang"] or be.options != {k: opts[k] for k in ("parameters", "simplified")}:
+                be = generated_backend(self, **options)
+            self._engine.set_generated(be)
+        elif name == "auto":
+            self._engine = Engine(self, mode="auto")
         else:
-            raise ValueError(f"unknown backend {name!r}; use 'numpy' or 'generated'")
+            raise ValueError(f"unknown backend {name!r}; use 'auto', 'numpy' or 'generated'")
 
     @property
     def backend(self) -> str:
-        return "numpy" if self._backend is None else "generated"
+        """``auto``, ``compiled`` (``ROBOT_DYNAMICS_ENGINE=compiled``), ``numpy`` or ``generated``."""
+        return self._engine.mode
+
+    def compile(self, *functions: str, wait: bool = True) -> dict[str, str]:
+        """Compile (or load from the cache) the programs behind ``functions`` (names of the dynamics
+        methods; default all but ``regressor``; ``"all"``: all) and, with ``wait``, block until they
+        are in use.  Returns the engine of each function (``compiled``, ``building`` or ``numpy`` when
+        no C compiler is available or the build failed)."""
+        from .codegen import DEFAULT_COMPILE
+
+        if functions == ("all",):
+            functions = (*DEFAULT_COMPILE, "regressor")
+        return self._engine.compile(functions or DEFAULT_COMPILE, wait=wait)
+
+    @property
+    def engine(self) -> dict[str, str]:
+        """What runs each dynamics method now: ``compiled``, ``building``, ``numpy`` or ``generated``."""
+        return self._engine.status()
 
     def inverse_dynamics(
         self, q: Any, qd: Any, qdd: Any, f_ext: Any = None, gravity: Any = None, f_ext_frame: str = "base"
     ) -> np.ndarray:
-        """Joint efforts by Newton–Euler (001 §7.4.3); batch-aware, URDF coordinates."""
-        if self._backend is not None:
-            return self._backend.inverse_dynamics(q, qd, qdd, f_ext=f_ext, gravity=gravity, f_ext_frame=f_ext_frame)
-        from .inverse_dynamics import inverse_dynamics
-
-        return inverse_dynamics(self, q, qd, qdd, f_ext=f_ext, gravity=gravity, f_ext_frame=f_ext_frame)
+        """Joint efforts by Newton–Euler (001 §7.4.3; customized program 001 §7.5); batch-aware, URDF coordinates."""
+        if f_ext is None and gravity is None:
+            return self._engine.id(q, qd, qdd)
+        return self._engine.inverse_dynamics(q, qd, qdd, f_ext, gravity, f_ext_frame)
 
     def regressor(self, q: Any, qd: Any, qdd: Any, gravity: Any = None) -> np.ndarray:
         """Regressor W with ``W @ standard_parameter_values == inverse_dynamics`` (001 eq. 9.3)."""
-        if self._backend is not None:
-            return self._backend.regressor(q, qd, qdd, gravity=gravity)
-        from .inverse_dynamics import regressor
-
-        return regressor(self, q, qd, qdd, gravity=gravity)
+        if gravity is None:
+            return self._engine.regressor(q, qd, qdd)
+        return self._engine.with_gravity("regressor", gravity, q, qd, qdd)
 
     def inertia_matrix(self, q: Any) -> np.ndarray:
         """A(q) including rotor inertias (001 §7.6.1)."""
-        if self._backend is not None:
-            return self._backend.inertia_matrix(q)
-        from .dynamic_terms import inertia_matrix
-
-        return inertia_matrix(self, q)
+        return self._engine.inertia(q)
 
     def gravity_torques(self, q: Any, gravity: Any = None) -> np.ndarray:
-        if self._backend is not None:
-            return self._backend.gravity_torques(q, gravity=gravity)
-        from .dynamic_terms import gravity_torques
-
-        return gravity_torques(self, q, gravity=gravity)
+        """Q(q) (001 eq. 7.62)."""
+        if gravity is None:
+            return self._engine.gravity(q)
+        return self._engine.with_gravity("gravity", gravity, q)
 
     def coriolis_matrix(self, q: Any, qd: Any) -> np.ndarray:
         """C(q, qd) from Christoffel symbols (001 eq. 7.7)."""
@@ -469,10 +475,10 @@ class RobotModel:
         return coriolis_matrix(self, q, qd)
 
     def nonlinear_effects(self, q: Any, qd: Any, gravity: Any = None) -> np.ndarray:
-        """H(q, qd) = C qd + Q + friction."""
-        from .dynamic_terms import nonlinear_effects
-
-        return nonlinear_effects(self, q, qd, gravity=gravity)
+        """H(q, qd) = C qd + Q + friction (001 eq. 7.62)."""
+        if gravity is None:
+            return self._engine.nle(q, qd)
+        return self._engine.with_gravity("nle", gravity, q, qd)
 
     def kinetic_energy(self, q: Any, qd: Any) -> np.ndarray:
         from .dynamic_terms import kinetic_energy
@@ -485,13 +491,15 @@ class RobotModel:
         return potential_energy(self, q, gravity=gravity)
 
     def forward_dynamics(
-        self, q: Any, qd: Any, tau: Any, f_ext: Any = None, method: str = "cholesky", gravity: Any = None,
+        self, q: Any, qd: Any, tau: Any, f_ext: Any = None, method: str | None = None, gravity: Any = None,
         f_ext_frame: str = "base",
     ) -> np.ndarray:
-        """Joint accelerations; ``method`` 'cholesky' (A^-1(Γ-H)) or 'recursive' (001 §7.6.2)."""
-        from .forward_dynamics import forward_dynamics
-
-        return forward_dynamics(self, q, qd, tau, f_ext=f_ext, method=method, gravity=gravity, f_ext_frame=f_ext_frame)
+        """Joint accelerations (001 §7.6).  ``method=None``: the engine (the customized O(n) program of
+        001 §7.6.2 once compiled, NumPy's A⁻¹(Γ − H) until then); ``"cholesky"`` (A⁻¹(Γ − H)) or
+        ``"recursive"`` (001 §7.6.2.1): that NumPy algorithm."""
+        if method is None and f_ext is None and gravity is None:
+            return self._engine.fd(q, qd, tau)
+        return self._engine.forward_dynamics(q, qd, tau, f_ext, method, gravity, f_ext_frame)
 
     # ------------------------------------------- base parameters (issue 5, base_parameters.py)
     def base_parameters(self, samples: int | None = None, seed: int = 0, tol: float | None = None) -> Any:

@@ -110,8 +110,7 @@ import urdf_parser_py.xml_reflection as xml_reflection
 import urdf_parser_py.xml_reflection.core as xml_core
 from urdf_parser_py.urdf import URDF
 
-from .mdh import PRISMATIC, REVOLUTE, ROUND_OFF_TOL
-from .robot_model import MDHJoint, RobotModel
+from .mdh import PRISMATIC, REVOLUTE, ROUND_OFF_TOL, MDHJoint, mdh_transform
 
 MOVING_TYPES = ("revolute", "continuous", "prismatic")
 KNOWN_TYPES = MOVING_TYPES + ("fixed", "floating", "planar")
@@ -893,7 +892,7 @@ def inertia_about_origin(mass: float, com: np.ndarray, rot: np.ndarray, inertia_
 
 
 # ------------------------------------------------------------------ main
-def model_from_urdf(
+def urdf_model_arguments(
     source: Any,
     base_link: str | None = None,
     tip_link: str | None = None,
@@ -904,8 +903,9 @@ def model_from_urdf(
     text_only: bool = False,
     xacro_args: Mapping[str, Any] | Sequence[str] | None = None,
     allow_inconsistent_inertia: bool = False,
-) -> RobotModel:
-    """Build the exact MDH :class:`RobotModel` of the URDF under ``base_link``.
+) -> dict[str, Any]:
+    """Constructor arguments of the exact MDH :class:`~robot_dynamics.robot_model.RobotModel` of the URDF
+    under ``base_link`` (``RobotModel.from_urdf`` is the public entry; this module never imports the model).
 
     Without ``tip_link``: the whole kinematic tree (every moving joint under ``base_link``) in the
     Khalil–Kleinfinger tree notation.  With ``tip_link``: the chain ``base_link`` -> ``tip_link``;
@@ -920,7 +920,7 @@ def model_from_urdf(
     file.  ``allow_inconsistent_inertia=True`` turns the inertia consistency errors into warnings.
     """
     tree = parse_urdf(source, text_only=text_only, xacro_args=xacro_args)
-    return model_from_tree(
+    return model_arguments(
         tree, base_link, tip_link, locked_positions=locked_positions,
         rotor_inertia=rotor_inertia, acceleration_limits=acceleration_limits,
         allow_inconsistent_inertia=allow_inconsistent_inertia,
@@ -965,7 +965,7 @@ def _lock_value(jt: URDFJoint, given: float | None) -> float:
     return v
 
 
-def model_from_tree(
+def model_arguments(
     tree: URDFTree,
     base_link: str | None = None,
     tip_link: str | None = None,
@@ -974,8 +974,8 @@ def model_from_tree(
     rotor_inertia: dict[str, float] | None = None,
     acceleration_limits: dict[str, float] | None = None,
     allow_inconsistent_inertia: bool = False,
-) -> RobotModel:
-    """:func:`model_from_urdf` on a parsed :class:`URDFTree`."""
+) -> dict[str, Any]:
+    """:func:`urdf_model_arguments` on a parsed :class:`URDFTree`."""
     base = base_link or tree.root
     if base not in tree.links:
         raise ValueError(f"unknown base link {base!r}; links: {sorted(tree.links)}")
@@ -1127,12 +1127,13 @@ def model_from_tree(
                 acceleration=float((acceleration_limits or {}).get(jt.name, math.inf)),
             )
         )
-    model = RobotModel(joints=rows, base_link=base, name=tree.name, base_transform=base_transform)
     # exact MDH frame poses at q = 0 (from the table itself), to attach the URDF links
-    mdh_pose = base_transform @ model.link_frames(np.zeros(model.dof))
+    mdh_pose = [base_transform]
+    for row in rows:
+        mdh_pose.append(mdh_pose[row.antecedent] @ mdh_transform(row.alpha, row.d, row.theta, row.r, row.gamma, row.b))
     inv_pose = [inverse_transform(t) for t in mdh_pose]
     frames = {}
-    inertial = np.zeros((model.dof, 10))
+    inertial = np.zeros((len(rows), 10))
     for link, tl in pose.items():
         jj = carrier[link]
         t = inv_pose[jj] @ tl
@@ -1144,7 +1145,7 @@ def model_from_tree(
             inertial[jj - 1] += inertia_about_origin(ine.mass, tc[:3, 3], tc[:3, :3], ine.inertia)
     tip = tip_link if tip_link is not None else _default_tip_eff(eff, base, tree)
     ia = np.array([float((rotor_inertia or {}).get(jt.name, 0.0)) for jt in moving])
-    return RobotModel(
+    return dict(
         joints=rows, base_link=base, tip_link=tip, name=tree.name, base_transform=base_transform,
         frames=frames, inertial=inertial, Ia=ia,
         Fc=np.array([jt.friction for jt in moving]), Fv=np.array([jt.damping for jt in moving]),
@@ -1190,8 +1191,8 @@ __all__ = [
     "mdh_parameters",
     "mdh_row",
     "joint_motion",
-    "model_from_tree",
-    "model_from_urdf",
+    "model_arguments",
+    "urdf_model_arguments",
     "parse_urdf",
     "place_mdh_frames",
     "rpy_to_matrix",

@@ -18,14 +18,16 @@ tag and are not exported.  Floats are written with ``repr`` (lossless).
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from xml.sax.saxutils import quoteattr
 
 import numpy as np
 
 from .mdh import PRISMATIC, mdh_transform
-from .robot_model import RobotModel
 from .urdf_conversion import matrix_to_rpy
+
+if TYPE_CHECKING:
+    from .robot_model import RobotModel
 
 _IDENTITY_TOL = 1e-12
 

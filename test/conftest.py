@@ -10,6 +10,9 @@ os.environ["ROS_AUTOMATIC_DISCOVERY_RANGE"] = "LOCALHOST"
 os.environ["ROS_DOMAIN_ID"] = os.environ.get("RD_TEST_DOMAIN_ID") or str(10 + os.getpid() % 90)
 os.environ.setdefault("RMW_IMPLEMENTATION", "rmw_fastrtps_cpp")
 os.environ.setdefault("MPLBACKEND", "Agg")
+# the NumPy model is the reference of the oracle tests (bit-for-bit repeatable); test_default_engine.py and
+# test_codegen_cache.py exercise the compiled default engine themselves
+os.environ.setdefault("ROBOT_DYNAMICS_ENGINE", "numpy")
 # one BLAS thread per process: small matrices, and node processes share the 2 cores
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 os.environ.setdefault("OMP_NUM_THREADS", "1")

@@ -31,7 +31,7 @@ from robot_dynamics.base_parameters import (
     stacked_regressor,
 )
 from robot_dynamics.robot_model import MDHJoint, RobotModel
-from robot_dynamics.robots import bundled_robots, resolve_urdf
+from robot_dynamics.robots import bundled_robots, load_model, resolve_urdf
 from robot_dynamics.seed_robots import planar_2r, rx90, scara, stanford_arm
 
 S = {name: sp.Symbol(name, real=True) for name in
@@ -325,21 +325,21 @@ def test_bad_input() -> None:
         bp.regressor(np.zeros(5), np.zeros(5), np.zeros(5))
     with pytest.raises(ValueError):
         bp.regressor(np.full(6, np.nan), np.zeros(6), np.zeros(6))
-    bad = rx90()
-    bad.inertial[0, 0] = np.nan
+    inertial = rx90().inertial.copy()
+    inertial[0, 0] = np.nan
+    bad = rx90().replace(inertial=inertial)
     with pytest.raises(ValueError):
         base_parameters(bad)
-    bad = rx90()
-    bad.gravity = np.array([np.inf, 0.0, 0.0])
+    bad = rx90().replace(gravity=np.array([np.inf, 0.0, 0.0]))
     with pytest.raises(ValueError):
         base_parameters(bad)
 
 
 def test_cli_table_and_json(capsys: pytest.CaptureFixture[str]) -> None:
-    assert base_params_cli(argparse.Namespace(urdf="rx90", base=None, tip=None, json=False)) == 0
+    assert base_params_cli(argparse.Namespace(urdf="rx90", base=None, tip=None, json=False), load_model("rx90")) == 0
     out = capsys.readouterr().out
     assert "ZZR1" in out and "YY2 + YY3" in out and "36 inertial" in out
-    assert base_params_cli(argparse.Namespace(urdf="scara", base=None, tip=None, json=True)) == 0
+    assert base_params_cli(argparse.Namespace(urdf="scara", base=None, tip=None, json=True), load_model("scara")) == 0
     data = json.loads(capsys.readouterr().out)
     assert data["inertial_count"] == 8 and data["count"] == len(data["parameters"]) == 19
 

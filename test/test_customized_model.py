@@ -93,7 +93,7 @@ def test_stanford_counts_table_7_5() -> None:
     """001 Table 7.5, Stanford arm: general 240/227, simplified 142/99 (base parameters)."""
     st = stanford_arm()
     rng = np.random.default_rng(75)
-    st.inertial = rng.normal(size=(6, 10))
+    st = st.replace(inertial=rng.normal(size=(6, 10)))
     c = customized_inverse_dynamics(st, "base", False).counts()
     assert c["multiplications"] <= 240 and c["additions"] <= 227
     p = np.zeros((6, 10))
@@ -101,7 +101,7 @@ def test_stanford_counts_table_7_5() -> None:
     p[:, 9] = rng.uniform(1.0, 5.0, 6)
     p[:, 8] = rng.uniform(0.1, 1.0, 6)  # MZ_j, except link 5: MY5 (Lin's COM directions, seed 003 Fig. 2)
     p[4, 8], p[4, 7] = 0.0, -0.5
-    st.inertial = p
+    st = st.replace(inertial=p)
     c = customized_inverse_dynamics(st, "base", True).counts()
     assert c["multiplications"] <= 142 and c["additions"] <= 99
 

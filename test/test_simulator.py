@@ -113,7 +113,7 @@ def test_damping_and_armature_map_to_fv_and_ia():
 
 def test_payload_is_a_point_mass_at_the_tip():
     model = planar_2r()
-    model.frames["tool"] = (2, np.eye(4))
+    model = model.replace(frames={**model.frames, "tool": (2, np.eye(4))})
     loaded = with_payload(model, 1.5, [0.5, 0.0, 0.0], link="tool")
     arm = MujocoArm(loaded)
     arm2 = MujocoArm(model, payload=(1.5, [0.5, 0.0, 0.0]))
@@ -312,7 +312,9 @@ def test_physically_consistent_returns_a_realizable_tensor(entries, mass):
 
 def test_massless_link_gets_a_tiny_mass():
     model = planar_2r()
-    model.inertial[0] = 0.0
+    inertial = model.inertial.copy()
+    inertial[0] = 0.0
+    model = model.replace(inertial=inertial)
     xml = model_to_mjcf(model)
     arm = MujocoArm(model)
     assert arm.mj_model.body_mass[2] == pytest.approx(MIN_MASS)
@@ -387,8 +389,7 @@ def test_mjcf_matches_mujoco_import_of_bundled_urdf(name):
 def test_frictionloss_mode_is_mujoco_dry_friction():
     """coulomb='frictionloss': a joint at rest stays put under |tau| < Fc (stiction), unlike the sign law."""
     model = slider()
-    model.gravity[:] = 0.0
-    model.Fc[:] = 5.0
+    model = model.replace(gravity=np.zeros(3), Fc=np.full(model.dof, 5.0))
     arm = MujocoArm(model, coulomb="frictionloss")
     assert 'frictionloss="5.0"' in arm.mjcf
     arm.reset([0.0])

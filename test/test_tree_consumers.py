@@ -37,6 +37,7 @@ from robot_dynamics.codegen import GeneratedBackend
 from robot_dynamics.control.realtime_dynamics import RealTimeNewtonEuler
 from robot_dynamics.customized_model import customized_inverse_dynamics
 from robot_dynamics.identification.lin import inertia_constants, lin_identify, varying_parts
+from robot_dynamics.inverse_dynamics import regressor
 from robot_dynamics.simulator import MujocoArm, model_to_mjcf
 from robot_dynamics.urdf_export import model_to_urdf
 
@@ -268,7 +269,7 @@ def test_generated_backend_equals_numpy_and_pinocchio(robots, cold_cache, name: 
     q, qd, qdd = _states(m, rng, 11)  # 2 SIMD groups of 4 + a tail of 3
     tau_ref = o.inverse_dynamics(q, qd, qdd)
     a_ref, g_ref = o.inertia_matrix(q), o.gravity(q)
-    w_ref = m.regressor(q, qd, qdd)
+    w_ref = regressor(m, q, qd, qdd)  # the NumPy regressor, whatever engine the model runs
     m.set_backend("generated")
     try:
         tau = m.inverse_dynamics(q, qd, qdd)
@@ -290,6 +291,7 @@ def test_generated_variants_on_a_tree_numbered_breadth_first(robots, cold_cache)
     pre-order, against the NumPy model and (by joint name) the depth-first numbering."""
     m = robots["synthetic"][0]
     bfs = renumbered(m, _BFS)
+    bfs.set_backend("numpy")  # the reference of the generated variants below: the NumPy model
     assert np.all(bfs.antecedent < np.arange(1, bfs.dof + 1)) and not pre_order(bfs.antecedent)
     assert pre_order(m.antecedent)
     perm = [bfs.joint_names.index(nm) for nm in m.joint_names]  # bfs column of each depth-first joint
@@ -415,8 +417,9 @@ def test_urdf_export_round_trip(robots, name: str) -> None:
     assert parent_back == parent
     assert np.array_equal(back.sigma[perm], m.sigma)
     assert np.allclose(back.Fc[perm], m.Fc, rtol=1e-15, atol=0) and np.allclose(back.Fv[perm], m.Fv, rtol=1e-15, atol=0)
-    back.gravity = m.gravity.copy()
-    back.Ia[perm] = m.Ia
+    ia = back.Ia.copy()
+    ia[perm] = m.Ia
+    back = back.replace(gravity=m.gravity, Ia=ia)
     rng = np.random.default_rng(12)
     q, qd, qdd = _states(m, rng, 20)
     qb, qdb, qddb = (np.empty_like(x) for x in (q, qd, qdd))

@@ -14,7 +14,6 @@ from pinocchio_oracle import PinocchioURDF
 from scipy.spatial.transform import Rotation
 
 from robot_dynamics import RobotModel
-from robot_dynamics.urdf_conversion import model_from_urdf
 
 TOL = 1e-10
 
@@ -105,13 +104,13 @@ def test_panda_limits_and_dynamics_carried_over() -> None:
 
 def test_config_rotor_inertia_and_acceleration_limits() -> None:
     path = str(example_urdf("ur5"))
-    model = model_from_urdf(path, rotor_inertia={"elbow_joint": 0.7}, acceleration_limits={"wrist_1_joint": 9.0})
+    model = RobotModel.from_urdf(path, rotor_inertia={"elbow_joint": 0.7}, acceleration_limits={"wrist_1_joint": 9.0})
     assert model.Ia.tolist() == [0, 0, 0.7, 0, 0, 0]
     assert model.limits["acceleration"][3] == 9.0
     via_model = RobotModel.from_urdf(path, rotor_inertia={"elbow_joint": 0.7}, acceleration_limits={"wrist_1_joint": 9.0})
     assert via_model.to_dict() == model.to_dict()
     with pytest.raises(ValueError, match="unknown joint names.*nope"):
-        model_from_urdf(path, rotor_inertia={"nope": 1.0})
+        RobotModel.from_urdf(path, rotor_inertia={"nope": 1.0})
 
 
 # ---------------------------------------------------------------- random URDFs
