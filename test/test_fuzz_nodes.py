@@ -109,21 +109,23 @@ def stack(tmp_path_factory):
             n.parameters.update(state_timeout=0.2)
     log_dir = tmp_path_factory.mktemp("fuzz")
     rclpy.init()
-    node = rclpy.create_node("test_fuzz_client")
-    monitor = Monitor(node)
-    with Bringup(nodes, log_dir=log_dir) as bringup:
-        s = Stack(node, bringup, monitor, log_dir)
-        s.cmd_pub = node.create_publisher(Float64MultiArray, "/effort_controller/commands", 10)
-        s.desc_pub = node.create_publisher(String, "/robot_description", DESCRIPTION_QOS)
-        s.counter = {"messages": 0, "requests": 0}
-        for c in (s.stats, s.plan, s.terms):
-            wait_for_service(c, 60)
-        spin_until(node, lambda: monitor.mode() == "holding" and len(monitor.states) > 50, 60, "controller not holding")
-        yield s
-        print(f"\nfuzz: {s.counter['messages']} hostile messages, {s.counter['requests']} requests")
-        s.assert_healthy()
-    node.destroy_node()
-    rclpy.shutdown()
+    try:  # rclpy is shut down whatever fails (the next modules call rclpy.init())
+        node = rclpy.create_node("test_fuzz_client")
+        monitor = Monitor(node)
+        with Bringup(nodes, log_dir=log_dir) as bringup:
+            s = Stack(node, bringup, monitor, log_dir)
+            s.cmd_pub = node.create_publisher(Float64MultiArray, "/effort_controller/commands", 10)
+            s.desc_pub = node.create_publisher(String, "/robot_description", DESCRIPTION_QOS)
+            s.counter = {"messages": 0, "requests": 0}
+            for c in (s.stats, s.plan, s.terms):
+                wait_for_service(c, 60)
+            spin_until(node, lambda: monitor.mode() == "holding" and len(monitor.states) > 50, 60, "controller not holding")
+            yield s
+            print(f"\nfuzz: {s.counter['messages']} hostile messages, {s.counter['requests']} requests")
+            s.assert_healthy()
+        node.destroy_node()
+    finally:
+        rclpy.shutdown()
 
 
 def _publish(stack: Stack, pub, msg) -> None:
