@@ -130,6 +130,7 @@ _LEN_TOL = 1e-9
 # the joint and x_j takes the exact normal direction; the next row then carries b (a Khalil–Kleinfinger
 # row, see mdh_row), so no frame of the model sits kilometres away and levers nothing later.
 _FAR_FOOT = 10.0  # m
+_NEAR_PAR = 1e-4  # rad: only such nearly parallel pairs are placed that way (their feet are >= 1e4 offsets away)
 # ROUND_OFF_TOL (robot_dynamics.mdh): the one round-off tolerance of the package, see there
 INERTIA_RTOL = 1e-9  # relative tolerance of the inertia consistency checks (PSD, triangle inequalities)
 INERTIA_ATOL = 1e-15  # kg m^2: round-off floor of those checks (iCub's tensors of ~1e-20 are zeros written with noise)
@@ -657,28 +658,6 @@ def parse_urdf(
 
 
 # ------------------------------------------------------------------ chain
-def _default_tip(tree: URDFTree, base: str) -> str:
-    """The unique leaf reached from ``base`` through moving joints (or the common last moving link)."""
-    leaves: list[tuple[str, str]] = []  # (leaf, last moving link on its path)
-    stack: list[tuple[str, str | None]] = [(base, None)]
-    while stack:
-        link, last = stack.pop()
-        kids = tree.children[link]
-        if not kids and last is not None:
-            leaves.append((link, last))
-        for jn in kids:
-            jt = tree.joints[jn]
-            stack.append((jt.child, jt.child if jt.type in MOVING_TYPES else last))
-    if not leaves:
-        raise ValueError(f"no moving joint below base link {base!r}: empty chain")
-    if len(leaves) == 1:
-        return leaves[0][0]
-    ends = sorted({last for _, last in leaves})
-    if len(ends) == 1:
-        return ends[0]
-    raise ValueError(f"ambiguous tip link: pass tip_link, candidates are {sorted(leaf for leaf, _ in leaves)}")
-
-
 def chain_joints(tree: URDFTree, base: str, tip: str) -> list[URDFJoint]:
     """URDF joints from ``base`` down to ``tip`` (fixed ones included), base first."""
     out = []
@@ -778,9 +757,11 @@ def place_mdh_frames(
         return None
 
     def far_normal(k: int) -> bool:
-        """Nearly parallel axes whose common normal lies farther than _FAR_FOOT from joint k."""
+        """Nearly parallel axes (|z_k x z_k+1| < _NEAR_PAR) whose common normal lies farther than _FAR_FOOT
+        from joint k; a skew pair at an ordinary angle keeps 002's placement even when its normal is far."""
         f = foot(k)
-        return f is not None and bool(np.linalg.norm(f - p[k]) > _FAR_FOOT)
+        return (f is not None and float(np.linalg.norm(np.cross(z[k], z[k + 1]))) < _NEAR_PAR
+                and bool(np.linalg.norm(f - p[k]) > _FAR_FOOT))
 
     def fixed_origin(k: int) -> np.ndarray | None:
         """O_k when it is determined by the common normal with z_{k+1} (non-parallel axes, normal nearby)."""

@@ -12,22 +12,27 @@ import numpy as np
 import pinocchio as pin
 
 
+def reduced(model: pin.Model, locked: dict[str, float] | None) -> pin.Model:
+    """``model`` with the ``locked`` joints held at their values (``pin.buildReducedModel``; continuous joints
+    as cos/sin); ``model`` itself when nothing is locked."""
+    if not locked:
+        return model
+    q_ref = pin.neutral(model)
+    for name, v in locked.items():
+        jm = model.joints[model.getJointId(name)]
+        if jm.nq == 2:
+            q_ref[jm.idx_q : jm.idx_q + 2] = (np.cos(v), np.sin(v))
+        else:
+            q_ref[jm.idx_q] = v
+    return pin.buildReducedModel(model, [model.getJointId(k) for k in locked], q_ref)
+
+
 class PinocchioURDF:
     def __init__(self, urdf: str | Path, locked: dict[str, float] | None = None) -> None:
         """``locked``: joints locked at a value, removed with ``pin.buildReducedModel`` (the oracle of a chain
         whose off-chain branches are lumped)."""
         text = Path(urdf).read_text() if isinstance(urdf, Path) or not str(urdf).lstrip().startswith("<") else urdf
-        self.model = pin.buildModelFromXML(text)
-        if locked:
-            full = self.model
-            q_ref = pin.neutral(full)
-            for name, v in locked.items():
-                jm = full.joints[full.getJointId(name)]
-                if jm.nq == 2:
-                    q_ref[jm.idx_q : jm.idx_q + 2] = (np.cos(v), np.sin(v))
-                else:
-                    q_ref[jm.idx_q] = v
-            self.model = pin.buildReducedModel(full, [full.getJointId(k) for k in locked], q_ref)
+        self.model = reduced(pin.buildModelFromXML(text), locked)
         self.data = self.model.createData()
 
     def q_vector(self, names: list[str], q: np.ndarray) -> np.ndarray:

@@ -11,6 +11,7 @@ from example_robots import example_urdf
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from pinocchio_from_mdh import pinocchio_model, random_model, random_states
+from pinocchio_oracle import reduced
 
 from robot_dynamics.robot_model import RobotModel
 
@@ -125,12 +126,7 @@ def urdf_pair(path: str, tip: str | None, locked: dict[str, float]):
     """
     m = RobotModel.from_urdf(path, tip_link=tip, locked_positions=locked or None)
     assert m.locked_joints == locked
-    pm = pin.buildModelFromUrdf(path)
-    if locked:
-        q_ref = pin.neutral(pm)
-        for name, v in locked.items():
-            q_ref[pm.idx_qs[pm.getJointId(name)]] = v
-        pm = pin.buildReducedModel(pm, [pm.getJointId(name) for name in locked], q_ref)
+    pm = reduced(pin.buildModelFromUrdf(path), locked)
     idx = [pm.idx_vs[pm.getJointId(name)] for name in m.joint_names]
     return m, pm, idx
 

@@ -11,6 +11,7 @@ import time
 import numpy as np
 import pinocchio as pin
 import pytest
+from pinocchio_oracle import reduced
 
 from robot_dynamics import RobotModel
 from robot_dynamics.mdh import mdh_transform
@@ -65,13 +66,7 @@ def random_tree_urdf(n: int, seed: int, prismatic: float = 0.2, fixed: float = 0
 
 
 def _pin_model(text: str, locked: dict[str, float] | None = None) -> pin.Model:
-    pm = pin.buildModelFromXML(text)
-    if locked:
-        q_ref = pin.neutral(pm)
-        for name, v in locked.items():
-            q_ref[pm.idx_qs[pm.getJointId(name)]] = v
-        pm = pin.buildReducedModel(pm, [pm.getJointId(k) for k in locked], q_ref)
-    return pm
+    return reduced(pin.buildModelFromXML(text), locked)
 
 
 def _compare(model: RobotModel, pm: pin.Model, states: int = 30, seed: int = 1) -> dict[str, float]:
