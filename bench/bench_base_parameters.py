@@ -18,9 +18,9 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT), str(ROOT / "test")]
 
-from robot_dynamics.base_parameters import base_parameters, numerical_base_parameters  # noqa: E402
-from robot_dynamics.robot_model import MDHJoint, RobotModel  # noqa: E402
-from robot_dynamics.seed_robots import SEED_ROBOTS  # noqa: E402
+from robot_dynamics.dynamics.base_parameters import base_parameters, numerical_base_parameters  # noqa: E402
+from robot_dynamics.model.robot_model import MDHJoint, RobotModel  # noqa: E402
+from robot_dynamics.model.seed_robots import SEED_ROBOTS  # noqa: E402
 
 
 def general_7r() -> RobotModel:

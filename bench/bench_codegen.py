@@ -31,10 +31,10 @@ sys.path[:0] = [str(ROOT), str(ROOT / "test")]
 
 from timing import best_time  # noqa: E402
 
-from robot_dynamics.codegen import GeneratedBackend  # noqa: E402
-from robot_dynamics.customized_model import customized_inverse_dynamics  # noqa: E402
-from robot_dynamics.inverse_dynamics import inverse_dynamics  # noqa: E402
-from robot_dynamics.robot_model import RobotModel  # noqa: E402
+from robot_dynamics.dynamics.inverse_dynamics import inverse_dynamics  # noqa: E402
+from robot_dynamics.model.robot_model import RobotModel  # noqa: E402
+from robot_dynamics.symbolic.codegen import GeneratedBackend  # noqa: E402
+from robot_dynamics.symbolic.customized_model import customized_inverse_dynamics  # noqa: E402
 
 
 def robot_path(name: str) -> str:

@@ -6,10 +6,10 @@ regressor fd] [--no-compile] [--repeat 1]``.
 For random chains of 6, 12, 24 and 48 joints (general geometry, every joint revolute or prismatic, with
 friction and rotor inertia: ``pinocchio_from_mdh.random_model``) and a 48-joint tree, prints per program
 
-* ``base s``: the base parameters of the model (:mod:`robot_dynamics.base_parameters`, computed once per
+* ``base s``: the base parameters of the model (:mod:`robot_dynamics.dynamics.base_parameters`, computed once per
   model and shared by the programs; the regressor uses the standard parameters);
-* ``generate s``: the symbolic part (:mod:`robot_dynamics.customized_model`), statements and operations;
-* ``compile s``: C source and gcc through :mod:`robot_dynamics.codegen` as it is (``module_sources`` +
+* ``generate s``: the symbolic part (:mod:`robot_dynamics.symbolic.customized_model`), statements and operations;
+* ``compile s``: C source and gcc through :mod:`robot_dynamics.symbolic.codegen` as it is (``module_sources`` +
   ``build_module``: the split, parallel build the engine uses), into a fresh cache directory;
 * the growth exponent of each column between consecutive sizes (time ∝ n^k; the issue asks k ≤ 2) and the
   total generation + compilation time of each model.
@@ -39,7 +39,7 @@ from pinocchio_from_mdh import random_model  # noqa: E402
 
 from robot_dynamics import codegen  # noqa: E402
 from robot_dynamics import customized_model as cmod  # noqa: E402
-from robot_dynamics.robots import load_model  # noqa: E402
+from robot_dynamics.model.robots import load_model  # noqa: E402
 
 GENERATORS = {
     "id": lambda m: cmod.customized_inverse_dynamics(m, "base", simplified=True, wrench=True),

@@ -22,7 +22,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from robot_dynamics.control import CONTROLLERS, make_controller  # noqa: E402
-from robot_dynamics.robot_model import RobotModel  # noqa: E402
+from robot_dynamics.model.robot_model import RobotModel  # noqa: E402
 
 
 def per_call(fn, args_list) -> np.ndarray:

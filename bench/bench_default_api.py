@@ -47,7 +47,7 @@ from pinocchio_from_mdh import pinocchio_model, random_model  # noqa: E402
 from pinocchio_oracle import PinocchioURDF  # noqa: E402
 
 from robot_dynamics import codegen  # noqa: E402
-from robot_dynamics.robot_model import RobotModel  # noqa: E402
+from robot_dynamics.model.robot_model import RobotModel  # noqa: E402
 
 FUNCTIONS = [  # (ours, Pinocchio's, number of state arguments)
     ("inverse_dynamics", "rnea", 3),

@@ -21,7 +21,7 @@ sys.path[:0] = [str(ROOT), str(ROOT / "test")]
 
 from timing import best_time  # noqa: E402
 
-from robot_dynamics.robot_model import RobotModel  # noqa: E402
+from robot_dynamics.model.robot_model import RobotModel  # noqa: E402
 
 
 def main() -> None:

@@ -36,7 +36,6 @@ import numpy as np  # noqa: E402
 ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT)]
 
-from robot_dynamics.closed_loop import reference_limits, run_closed_loop  # noqa: E402
 from robot_dynamics.control import make_controller  # noqa: E402
 from robot_dynamics.identification import (  # noqa: E402
     TABLE_II,
@@ -49,8 +48,9 @@ from robot_dynamics.identification import (  # noqa: E402
     preprocess,
 )
 from robot_dynamics.identification.experiment import simulate_experiment  # noqa: E402
-from robot_dynamics.robots import load_model  # noqa: E402
-from robot_dynamics.simulator import MujocoArm, perturbed  # noqa: E402
+from robot_dynamics.model.robots import load_model  # noqa: E402
+from robot_dynamics.sim.closed_loop import reference_limits, run_closed_loop  # noqa: E402
+from robot_dynamics.sim.simulator import MujocoArm, perturbed  # noqa: E402
 from robot_dynamics.trajectory import point_to_point  # noqa: E402
 
 

@@ -25,9 +25,9 @@ from launch_ros.parameter_descriptions import ParameterValue
 from launch_ros.substitutions import FindPackageShare
 
 from launch import LaunchDescription
-from robot_dynamics.robots import load_model, read_description, robot_stem
+from robot_dynamics.model.robots import load_model, read_description, robot_stem
+from robot_dynamics.model.ros2_control import PLUGINS, add_ros2_control, controllers_yaml
 from robot_dynamics.ros.node_set import config_dir, node_set
-from robot_dynamics.ros2_control import PLUGINS, add_ros2_control, controllers_yaml
 
 
 def _launch_setup(context, *args, **kwargs):

@@ -89,7 +89,7 @@ def _one_line(text: str, limit: int = 1000) -> str:
 # ------------------------------------------------------------------ checks before any work
 def _check_urdf(name: str, what: str = "URDF") -> None:
     """A URDF path must be a non-empty UTF-8 XML text file of a sane size (bundled names pass)."""
-    from .robots import bundled_robots, resolve_urdf
+    from .model.robots import bundled_robots, resolve_urdf
 
     p = Path(name).expanduser()
     if not p.exists():
@@ -117,7 +117,7 @@ def _check_urdf(name: str, what: str = "URDF") -> None:
 
 def _xacro_arg(text: str) -> str:
     """argparse ``type`` of ``--xacro-arg``: ``name:=value``."""
-    from .urdf_conversion import xacro_mappings
+    from .model.urdf_conversion import xacro_mappings
 
     try:
         xacro_mappings([text])
@@ -140,8 +140,8 @@ _NODE_COMMANDS = ("bringup", "demo", "identify-record")
 
 def _description_context(args: argparse.Namespace, stack: ExitStack) -> None:
     """Apply ``--xacro-arg`` / ``--allow-inconsistent-inertia`` to whatever the command loads."""
-    from .robots import load_options, read_description, resolve_urdf, robot_stem
-    from .urdf_conversion import is_xacro_path
+    from .model.robots import load_options, read_description, resolve_urdf, robot_stem
+    from .model.urdf_conversion import is_xacro_path
 
     xacro_args = list(getattr(args, "xacro_arg", None) or [])
     options: dict[str, Any] = {}
@@ -171,7 +171,7 @@ def _description_context(args: argparse.Namespace, stack: ExitStack) -> None:
 
 
 def _load_model(name: str, **kw: Any) -> Any:
-    from .robots import load_model
+    from .model.robots import load_model
 
     _check_urdf(name)
     return load_model(name, **kw)
@@ -314,7 +314,7 @@ def _cmd_demo(args: argparse.Namespace) -> int:
 def _cmd_simulate(args: argparse.Namespace) -> int:
     import inspect
 
-    from .closed_loop import add_simulate_arguments, reference_limits, run_simulation, simulate_cli
+    from .sim.closed_loop import add_simulate_arguments, reference_limits, run_simulation, simulate_cli
     from .trajectory import point_to_point
 
     _check_plot(args.plot)
@@ -385,7 +385,7 @@ def _cmd_plan(args: argparse.Namespace) -> int:
 
 
 def _cmd_codegen(args: argparse.Namespace) -> int:
-    from .codegen import codegen_cli
+    from .symbolic.codegen import codegen_cli
 
     _check_urdf(args.urdf)
     _check_output_file(args.output, "-o/--output")
@@ -417,8 +417,8 @@ def _cmd_identify_record(args: argparse.Namespace) -> int:  # issue 10, robot_dy
     return identify_record_cli(args)
 
 
-def _cmd_base_params(args: argparse.Namespace) -> int:  # issue 5, robot_dynamics/base_parameters.py
-    from .base_parameters import base_params_cli
+def _cmd_base_params(args: argparse.Namespace) -> int:  # issue 5, robot_dynamics/dynamics/base_parameters.py
+    from .dynamics.base_parameters import base_params_cli
 
     model = _load_model(args.urdf, base_link=getattr(args, "base", None), tip_link=getattr(args, "tip", None))
     return base_params_cli(args, model)

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .robots import load_model
+from .model.robots import load_model
 
 GOALS = {
     # all joints move >= 1 rad in the first move

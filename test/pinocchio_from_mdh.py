@@ -13,8 +13,8 @@ from __future__ import annotations
 import numpy as np
 import pinocchio as pin
 
-from robot_dynamics.mdh import PRISMATIC, mdh_transform
-from robot_dynamics.robot_model import MDHJoint, RobotModel
+from robot_dynamics.model.mdh import PRISMATIC, mdh_transform
+from robot_dynamics.model.robot_model import MDHJoint, RobotModel
 
 
 def pinocchio_inertia(p: np.ndarray) -> pin.Inertia:

@@ -15,7 +15,7 @@ from std_msgs.msg import Float64MultiArray
 from std_srvs.srv import SetBool, Trigger
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
-from robot_dynamics.robots import load_model
+from robot_dynamics.model.robots import load_model
 from robot_dynamics_interfaces.msg import ControllerState
 from robot_dynamics_interfaces.srv import DynamicTerms, PlanTrajectory
 

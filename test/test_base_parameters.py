@@ -23,16 +23,16 @@ from hypothesis import strategies as st
 from pinocchio_from_mdh import pinocchio_model, random_inertial, random_model, random_rotation
 from rx90_customized_model import base_parameters as rx90_appendix_parameters
 
-from robot_dynamics.base_parameters import (
+from robot_dynamics.dynamics.base_parameters import (
     BaseParameters,
     base_parameters,
     base_params_cli,
     numerical_base_parameters,
     stacked_regressor,
 )
-from robot_dynamics.robot_model import MDHJoint, RobotModel
-from robot_dynamics.robots import bundled_robots, load_model, resolve_urdf
-from robot_dynamics.seed_robots import planar_2r, rx90, scara, stanford_arm
+from robot_dynamics.model.robot_model import MDHJoint, RobotModel
+from robot_dynamics.model.robots import bundled_robots, load_model, resolve_urdf
+from robot_dynamics.model.seed_robots import planar_2r, rx90, scara, stanford_arm
 
 S = {name: sp.Symbol(name, real=True) for name in
      [f"{k}{j}" for j in range(1, 8) for k in ("XX", "XY", "XZ", "YY", "YZ", "ZZ", "MX", "MY", "MZ", "M", "Ia", "Fc", "Fv")]}
@@ -275,7 +275,7 @@ def test_random_tree_robots_consistent() -> None:
 def test_step_c_fallback_is_reported(monkeypatch: pytest.MonkeyPatch) -> None:
     """Without theorem 3 (MX1, MY1 of a vertical joint 1), step (c) must find the missing
     eliminations, fall back to numerical grouping and flag it; the model stays exact."""
-    import robot_dynamics.base_parameters as bpm
+    import robot_dynamics.dynamics.base_parameters as bpm
 
     real = bpm._kinematics
 

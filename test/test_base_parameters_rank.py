@@ -15,8 +15,8 @@ import pytest
 import sympy as sp
 from example_robots import example_robot_data_dir, example_urdf
 
-from robot_dynamics.base_parameters import base_parameters
-from robot_dynamics.robot_model import RobotModel
+from robot_dynamics.dynamics.base_parameters import base_parameters
+from robot_dynamics.model.robot_model import RobotModel
 
 STATES = 40
 
@@ -102,7 +102,12 @@ def test_rank_does_not_depend_on_the_number_of_samples(rel: str) -> None:
     differ from ZZR_j by ~1e-11, a few times the threshold.  With numpy's ``max(N, p)·eps`` the
     threshold grows with the N stacked rows while σ_i/σ_max converge, so the rank fell from 304 to
     302 (iCub) and 351 to 349 (Centauro) between 32 and 96 samples; ``p·eps`` gives one rank, the count."""
-    from robot_dynamics.base_parameters import column_weights, gravity_reference, numerical_rank, stacked_regressor
+    from robot_dynamics.dynamics.base_parameters import (
+        column_weights,
+        gravity_reference,
+        numerical_rank,
+        stacked_regressor,
+    )
 
     model = RobotModel.from_urdf(str(example_robot_data_dir() / rel))
     count = base_parameters(model).count

@@ -1,6 +1,6 @@
 """Base parameters of kinematic trees (issue 14, items 1 and 5): count = numerical rank, base model = τ.
 
-Oracles, independent of ``robot_dynamics.base_parameters``:
+Oracles, independent of ``robot_dynamics.dynamics.base_parameters``:
 
 * the numerical rank of a stacked regressor, computed here: SVD of ``W`` (``model.regressor`` at this
   file's own random states), columns in units of the robot's length L (J, Ia, Fc, Fv × L², MS × L,
@@ -38,8 +38,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from pinocchio_from_mdh import pinocchio_inertia, random_inertial, random_rotation
 
-from robot_dynamics.base_parameters import BaseParameters, base_parameters, stacked_regressor
-from robot_dynamics.robot_model import MDHJoint, RobotModel
+from robot_dynamics.dynamics.base_parameters import BaseParameters, base_parameters, stacked_regressor
+from robot_dynamics.model.robot_model import MDHJoint, RobotModel
 
 EPS = float(np.finfo(float).eps)
 BAND = 10.0  # singular values within this factor of the threshold: rank of fresh states ambiguous

@@ -24,7 +24,7 @@ import pytest
 from robot_dynamics import cli
 from robot_dynamics.cli import main
 from robot_dynamics.identification.data import IdentificationData, save_csv, save_npz, write_bag
-from robot_dynamics.robots import load_model, resolve_urdf
+from robot_dynamics.model.robots import load_model, resolve_urdf
 
 REPO = Path(__file__).resolve().parent.parent
 ADDRESS_SPACE = 2 * 2**30  # bytes, for the subprocesses

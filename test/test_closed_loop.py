@@ -13,7 +13,9 @@ import numpy as np
 import pytest
 
 from robot_dynamics import RobotModel, seed_robots
-from robot_dynamics.closed_loop import (
+from robot_dynamics.control import ComputedTorqueController, make_controller
+from robot_dynamics.model.robots import resolve_urdf
+from robot_dynamics.sim.closed_loop import (
     plot_closed_loop,
     reference_limits,
     run_closed_loop,
@@ -21,9 +23,7 @@ from robot_dynamics.closed_loop import (
     simulate_cli,
     tracking_metrics,
 )
-from robot_dynamics.control import ComputedTorqueController, make_controller
-from robot_dynamics.robots import resolve_urdf
-from robot_dynamics.simulator import MujocoArm, perturbed
+from robot_dynamics.sim.simulator import MujocoArm, perturbed
 from robot_dynamics.trajectory import point_to_point
 
 OMEGA = 20.0

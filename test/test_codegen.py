@@ -22,12 +22,12 @@ from test_rx90_seed_model import _symmetric_links, rx90_model
 
 from robot_dynamics import codegen
 from robot_dynamics.cli import main
-from robot_dynamics.codegen import GeneratedBackend, load_python, python_source
-from robot_dynamics.customized_model import customized_inverse_dynamics
-from robot_dynamics.inverse_dynamics import inverse_dynamics, regressor
-from robot_dynamics.robot_model import RobotModel
-from robot_dynamics.robots import load_model
-from robot_dynamics.seed_robots import planar_2r, rx90, scara, stanford_arm
+from robot_dynamics.dynamics.inverse_dynamics import inverse_dynamics, regressor
+from robot_dynamics.model.robot_model import RobotModel
+from robot_dynamics.model.robots import load_model
+from robot_dynamics.model.seed_robots import planar_2r, rx90, scara, stanford_arm
+from robot_dynamics.symbolic.codegen import GeneratedBackend, load_python, python_source
+from robot_dynamics.symbolic.customized_model import customized_inverse_dynamics
 
 RTOL = 1e-12
 

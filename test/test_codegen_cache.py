@@ -18,10 +18,10 @@ import numpy as np
 import pytest
 
 from robot_dynamics import codegen
-from robot_dynamics.codegen import GeneratedBackend
-from robot_dynamics.inverse_dynamics import inverse_dynamics
-from robot_dynamics.robot_model import RobotModel
-from robot_dynamics.seed_robots import planar_2r
+from robot_dynamics.dynamics.inverse_dynamics import inverse_dynamics
+from robot_dynamics.model.robot_model import RobotModel
+from robot_dynamics.model.seed_robots import planar_2r
+from robot_dynamics.symbolic.codegen import GeneratedBackend
 
 ROOT = Path(__file__).resolve().parents[1]
 Q = np.array([[0.4, -0.3], [1.0, 2.0]])
@@ -94,7 +94,7 @@ def test_generator_source_is_in_the_key(monkeypatch, cache) -> None:
     A process whose generator files changed on disk after it imported them refuses to build."""
     sources = dict(codegen._generator_sources())
     for f in ("customized_model.py", "codegen.py"):
-        assert sources[f] == (ROOT / "robot_dynamics" / f).read_bytes()
+        assert sources[f] == (ROOT / "robot_dynamics" / "symbolic" / f).read_bytes()
     counting = Counting(monkeypatch)
     m = _planar(2)
     assert _ok(GeneratedBackend(m), m) and counting.calls == 1
@@ -228,7 +228,7 @@ _BUILDER = textwrap.dedent("""
     import json, os, sys, time
     import numpy as np
     from robot_dynamics import codegen
-    from robot_dynamics.robot_model import RobotModel
+    from robot_dynamics.model.robot_model import RobotModel
     model = RobotModel.from_dict(json.loads(sys.argv[1]))
     calls = []
     real = codegen.generate_program

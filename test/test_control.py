@@ -1,7 +1,7 @@
 """Control laws of 001 chapter 9 against independent oracles.
 
 Oracles: MuJoCo's M(q), bias forces and ``mj_inverse`` (plant built from the same
-model), the vectorized Newton–Euler of ``robot_dynamics.inverse_dynamics`` (a
+model), the vectorized Newton–Euler of ``robot_dynamics.dynamics.inverse_dynamics`` (a
 different implementation than the scalar one used in the loop), the characteristic
 polynomials [9.9] / [9.25] and hand-derived values.
 """
@@ -30,7 +30,7 @@ from robot_dynamics.control import (
     pd_gains,
     pid_gains,
 )
-from robot_dynamics.simulator import MujocoArm
+from robot_dynamics.sim.simulator import MujocoArm
 
 RX90 = seed_robots.rx90()
 A_RX90 = np.array([8.7929, 8.5054, 1.6064, 0.1174, 0.1074, 0.0505])  # max A_jj, computed once (checked below)
@@ -293,7 +293,7 @@ def test_per_cycle_cost_below_100_us():
 def test_task_space_law_reduces_to_inverse_dynamics_on_a_consistent_reference(rx90_plant):
     """With X^d = X, Ẋ^d = Ẋ and Ẍ^d = d/dt(J q̇) along q(t) = q + q̇ t + q̈ t²/2, [9.33] gives NE(q, q̇, q̈)."""
     from robot_dynamics.control import TaskSpaceComputedTorque
-    from robot_dynamics.geometric_model import jacobian
+    from robot_dynamics.kinematics.geometric_model import jacobian
 
     ctrl = TaskSpaceComputedTorque.tuned(RX90, 20.0, effort_limit=np.inf)
     rng = np.random.default_rng(9)

@@ -6,7 +6,7 @@ Pinocchio's ``armature``, friction subtracted from τ by hand, 001 eq. 7.82), th
 operation counts the seed prints for the Stäubli RX-90 (001 §7.6.2 notes: 889 ×/653 + with base parameters
 [Khalil 97], 637 ×/423 + with the simplified parameters of Table 7.4).
 
-Every program is evaluated through both emitters of :mod:`robot_dynamics.codegen` (NumPy source and the
+Every program is evaluated through both emitters of :mod:`robot_dynamics.symbolic.codegen` (NumPy source and the
 compiled C extension, built in a cache directory of this module's own, cold on every run).
 """
 
@@ -23,7 +23,10 @@ from test_tree_model import random_tree_urdf
 from tree_oracle import TreePair
 
 from robot_dynamics import codegen
-from robot_dynamics.customized_model import (
+from robot_dynamics.dynamics.inverse_dynamics import external_wrenches
+from robot_dynamics.model.robot_model import RobotModel
+from robot_dynamics.model.robots import load_model, resolve_urdf
+from robot_dynamics.symbolic.customized_model import (
     Reciprocal,
     count_operations,
     customized_forward_dynamics,
@@ -31,9 +34,6 @@ from robot_dynamics.customized_model import (
     customized_inverse_dynamics,
     customized_regressor,
 )
-from robot_dynamics.inverse_dynamics import external_wrenches
-from robot_dynamics.robot_model import RobotModel
-from robot_dynamics.robots import load_model, resolve_urdf
 
 RTOL = 1e-10
 STATES = 40

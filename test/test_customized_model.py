@@ -18,12 +18,12 @@ import rx90_customized_model
 import sympy as sp
 from test_rx90_seed_model import rx90_model
 
-from robot_dynamics.customized_model import (
+from robot_dynamics.model.robot_model import MDHJoint, RobotModel
+from robot_dynamics.model.seed_robots import stanford_arm
+from robot_dynamics.symbolic.customized_model import (
     count_operations,
     customized_inverse_dynamics,
 )
-from robot_dynamics.robot_model import MDHJoint, RobotModel
-from robot_dynamics.seed_robots import stanford_arm
 
 
 def _appendix_lines() -> list[tuple[str, str]]:
@@ -170,8 +170,8 @@ def test_base_parameters_drop_joint1_inertia() -> None:
 
 def test_numerical_fallback_base_parameters_match_the_closed_form() -> None:
     """The greedy numerical choice (fallback) keeps the columns of 000's closed form, with the same values."""
-    from robot_dynamics.base_parameters import base_parameters
-    from robot_dynamics.customized_model import base_parameter_choice
+    from robot_dynamics.dynamics.base_parameters import base_parameters
+    from robot_dynamics.symbolic.customized_model import base_parameter_choice
 
     for m in (_general_rx90(np.random.default_rng(4)), general_6r(3)):
         bp = base_parameters(m)

@@ -25,12 +25,12 @@ import pytest
 from pinocchio_from_mdh import pinocchio_model, random_model, random_states
 
 from robot_dynamics import codegen
-from robot_dynamics.codegen import GeneratedBackend
-from robot_dynamics.dynamic_terms import gravity_torques, inertia_matrix, nonlinear_effects
-from robot_dynamics.forward_dynamics import forward_dynamics
-from robot_dynamics.inverse_dynamics import inverse_dynamics, regressor
-from robot_dynamics.robot_model import RobotModel
-from robot_dynamics.seed_robots import planar_2r, rx90
+from robot_dynamics.dynamics.dynamic_terms import gravity_torques, inertia_matrix, nonlinear_effects
+from robot_dynamics.dynamics.forward_dynamics import forward_dynamics
+from robot_dynamics.dynamics.inverse_dynamics import inverse_dynamics, regressor
+from robot_dynamics.model.robot_model import RobotModel
+from robot_dynamics.model.seed_robots import planar_2r, rx90
+from robot_dynamics.symbolic.codegen import GeneratedBackend
 
 TOL = 1e-10
 FUNCTIONS = ("inverse_dynamics", "nonlinear_effects", "gravity_torques", "inertia_matrix", "regressor",
@@ -243,7 +243,7 @@ def test_default_engine_builds_in_the_background_and_never_blocks(monkeypatch, c
         return real(*args, **kwargs)
 
     monkeypatch.setattr(codegen, "_build_in_worker", gated)
-    caplog.set_level(logging.DEBUG, logger="robot_dynamics.codegen")
+    caplog.set_level(logging.DEBUG, logger="robot_dynamics.symbolic.codegen")
     m = _unique_planar(1)
     assert m.backend == "auto"
     q, qd, qdd = np.array([0.4, -0.3]), np.array([1.0, 0.5]), np.array([-0.2, 0.7])
@@ -264,7 +264,7 @@ def test_default_engine_builds_in_the_background_and_never_blocks(monkeypatch, c
     assert _rel(m.inverse_dynamics(q, qd, qdd), ref) < 1e-12
     assert _rel(m.nonlinear_effects(q, qd), nonlinear_effects(m, q, qd)) < 1e-12  # same module
     assert m.engine["nonlinear_effects"] == "compiled" and m.engine["inertia_matrix"] == "numpy"
-    messages = [r.getMessage() for r in caplog.records if r.name == "robot_dynamics.codegen"]
+    messages = [r.getMessage() for r in caplog.records if r.name == "robot_dynamics.symbolic.codegen"]
     assert any("compiling" in s for s in messages) and any("ready" in s for s in messages)
     assert any("statements" in s for s in messages)  # progress of the build process, relayed
     assert capfd.readouterr().out == ""

@@ -11,7 +11,7 @@ from pinocchio_from_mdh import pinocchio_model, random_model, random_states
 from scipy.integrate import solve_ivp
 from test_inverse_dynamics import _embed, _pin_urdf_cases, _rel, urdf_pair
 
-from robot_dynamics.friction import friction_torque
+from robot_dynamics.dynamics.friction import friction_torque
 
 RTOL = 1e-9
 

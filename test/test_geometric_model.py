@@ -8,8 +8,8 @@ from example_robots import example_urdf
 from pinocchio_oracle import PinocchioURDF
 
 from robot_dynamics import RobotModel
-from robot_dynamics.geometric_model import jacobian, link_poses, rotation_vector
-from robot_dynamics.seed_robots import SEED_ROBOTS, urdf_text
+from robot_dynamics.kinematics.geometric_model import jacobian, link_poses, rotation_vector
+from robot_dynamics.model.seed_robots import SEED_ROBOTS, urdf_text
 
 URDF_DIR = "urdf"
 

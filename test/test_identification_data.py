@@ -23,8 +23,8 @@ from robot_dynamics.identification import (
     write_bag,
 )
 from robot_dynamics.identification.experiment import simulate_experiment
-from robot_dynamics.robots import load_model
-from robot_dynamics.simulator import perturbed
+from robot_dynamics.model.robots import load_model
+from robot_dynamics.sim.simulator import perturbed
 
 TYPESTORE = get_typestore(Stores.LATEST)
 

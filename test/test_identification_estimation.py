@@ -9,7 +9,6 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from robot_dynamics.cli import main
-from robot_dynamics.closed_loop import reference_limits, run_closed_loop
 from robot_dynamics.control import make_controller
 from robot_dynamics.identification import (
     FourierTrajectory,
@@ -24,8 +23,9 @@ from robot_dynamics.identification import (
 )
 from robot_dynamics.identification.experiment import simulate_experiment
 from robot_dynamics.identification.io import is_physically_consistent, load_result_yaml, result_to_yaml
-from robot_dynamics.robots import load_model
-from robot_dynamics.simulator import MujocoArm, perturbed
+from robot_dynamics.model.robots import load_model
+from robot_dynamics.sim.closed_loop import reference_limits, run_closed_loop
+from robot_dynamics.sim.simulator import MujocoArm, perturbed
 from robot_dynamics.trajectory import point_to_point
 
 

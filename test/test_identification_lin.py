@@ -13,7 +13,7 @@ from robot_dynamics.identification.lin import (
     lin_stanford_example,
     varying_parts,
 )
-from robot_dynamics.seed_robots import stanford_arm
+from robot_dynamics.model.seed_robots import stanford_arm
 
 
 @pytest.fixture(scope="module")

@@ -17,10 +17,10 @@ from ros_harness import node_process
 from rosbags.rosbag2 import Reader
 from rosbags.typesys import Stores, get_typestore
 
-from robot_dynamics.base_parameters import base_parameters
 from robot_dynamics.cli import main
-from robot_dynamics.robots import load_model
-from robot_dynamics.simulator import perturbed
+from robot_dynamics.dynamics.base_parameters import base_parameters
+from robot_dynamics.model.robots import load_model
+from robot_dynamics.sim.simulator import perturbed
 
 pytestmark = pytest.mark.ros
 

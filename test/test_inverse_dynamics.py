@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from pinocchio_from_mdh import pinocchio_model, random_model, random_states
 from pinocchio_oracle import reduced
 
-from robot_dynamics.robot_model import RobotModel
+from robot_dynamics.model.robot_model import RobotModel
 
 RTOL = 1e-9
 

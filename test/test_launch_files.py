@@ -17,9 +17,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from robot_dynamics.robots import load_model, resolve_urdf
+from robot_dynamics.model.robots import load_model, resolve_urdf
+from robot_dynamics.model.ros2_control import PLUGINS, add_ros2_control, controllers_yaml
 from robot_dynamics.ros.node_set import node_set
-from robot_dynamics.ros2_control import PLUGINS, add_ros2_control, controllers_yaml
 
 LAUNCH = Path(__file__).resolve().parents[1] / "launch" / "bringup.launch.py"
 

@@ -8,8 +8,8 @@ Which modules are the **core**: every module of ``robot_dynamics`` except the RO
    for type hints.  The entry points may import it, but only inside the commands that need it (lazily),
    so that ``robot-dynamics --help`` and every non-ROS command work without ROS.
 2. The core imports with ``rclpy`` and ``mujoco`` unavailable (all of it but the MuJoCo plant
-   :data:`MUJOCO_PLANT` itself), and identification runs end to end without MuJoCo (the inertial algebra it needs lives in :mod:`robot_dynamics.inertia`, not in the
-   MuJoCo plant :mod:`robot_dynamics.simulator`).
+   :data:`MUJOCO_PLANT` itself), and identification runs end to end without MuJoCo (the inertial algebra it needs lives in :mod:`robot_dynamics.model.inertia`, not in the
+   MuJoCo plant :mod:`robot_dynamics.sim.simulator`).
 3. No import cycles.  The run-time import graph has an edge A -> B for every ``import`` of B in A,
    at module level **or inside a function** (a lazy import defers a cycle, it does not remove it),
    except under ``if TYPE_CHECKING:`` (never run); importing ``pkg.mod`` also runs ``pkg/__init__``,
@@ -44,9 +44,9 @@ PACKAGE = "robot_dynamics"
 ROOT = Path(__file__).resolve().parents[1] / PACKAGE
 ROS = f"{PACKAGE}.ros"
 ENTRY_POINTS = frozenset({f"{PACKAGE}.cli", f"{PACKAGE}.demo", f"{PACKAGE}.__main__"})
-FACADE = f"{PACKAGE}.robot_model"
+FACADE = f"{PACKAGE}.model.robot_model"
 BLOCKED = ("rclpy", "mujoco")
-MUJOCO_PLANT = frozenset({f"{PACKAGE}.simulator"})  # the only core module that needs mujoco
+MUJOCO_PLANT = frozenset({f"{PACKAGE}.sim.simulator"})  # the only core module that needs mujoco
 
 
 @dataclass(frozen=True)
@@ -234,29 +234,29 @@ def test_the_graph_sees_lazy_and_type_checking_imports() -> None:
     source = textwrap.dedent("""
         from typing import TYPE_CHECKING
         import numpy
-        from .mdh import PRISMATIC
+        from .model.mdh import PRISMATIC
         from .identification import lin
         from .trajectory.base import Trajectory
         if TYPE_CHECKING:
-            from .robot_model import RobotModel
+            from .model.robot_model import RobotModel
         else:
-            from . import robots
+            from .model import robots
         class Plant:
-            from .inertia import perturbed  # runs when the class body runs: module level
+            from .model.inertia import perturbed  # runs when the class body runs: module level
             def step(self):
                 from os import path  # not the package: ignored
                 from .ros import node_set
                 return lambda: __import__("x")
         """)
-    got = {(e.target, e.lazy, e.type_checking) for e in module_edges(f"{PACKAGE}.simulator", source)}
+    got = {(e.target, e.lazy, e.type_checking) for e in module_edges(f"{PACKAGE}.demo", source)}  # parsed as a top-level module
     p = PACKAGE + "."
     assert got == {
-        (p + "mdh", False, False),
+        (p + "model.mdh", False, False), (p + "model", False, False),
         (p + "identification.lin", False, False), (p + "identification", False, False),
         (p + "trajectory.base", False, False), (p + "trajectory", False, False),
-        (FACADE, False, True),
-        (p + "robots", False, False),
-        (p + "inertia", False, False),
+        (FACADE, False, True), (p + "model", False, True),
+        (p + "model.robots", False, False),
+        (p + "model.inertia", False, False),
         (ROS + ".node_set", True, False), (ROS, True, False),
     }, got
     # inside its own package, a module does not re-enter the package's __init__
@@ -265,7 +265,7 @@ def test_the_graph_sees_lazy_and_type_checking_imports() -> None:
     # the real tree: the facade exists and delegates lazily, and some hints are under TYPE_CHECKING
     assert FACADE in modules() and any(e.source == FACADE and e.lazy for e in edges())
     assert any(e.type_checking for e in edges())
-    assert not is_core(ROS + ".node_set") and not is_core(f"{PACKAGE}.cli") and is_core(f"{PACKAGE}.simulator")
+    assert not is_core(ROS + ".node_set") and not is_core(f"{PACKAGE}.cli") and is_core(f"{PACKAGE}.sim.simulator")
     # a made-up cycle is found
     e = Edge("a", "b", 1, False, False)
     g = {"a": {"b": e}, "b": {"c": e}, "c": {"a": e}, "d": {"a": e}}
@@ -370,9 +370,9 @@ from robot_dynamics.identification import (
     FourierTrajectory, IdentificationData, base_parameters_of, estimate, identify, inertia_constants,
     is_physically_consistent, physically_consistent_estimate,
 )
-from robot_dynamics.inertia import perturbed
-from robot_dynamics.robots import load_model
-from robot_dynamics.seed_robots import stanford_arm
+from robot_dynamics.model.inertia import perturbed
+from robot_dynamics.model.robots import load_model
+from robot_dynamics.model.seed_robots import stanford_arm
 
 model = load_model("rx90")
 truth = perturbed(model, 0.3, np.random.default_rng(7), friction=True)
@@ -448,7 +448,7 @@ def test_blocking_works() -> None:
             except ImportError:
                 continue
             raise SystemExit(f"{name} imported through the blocker")
-        import robot_dynamics.simulator  # needs mujoco: must fail
+        import robot_dynamics.sim.simulator  # needs mujoco: must fail
         """)
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT.parent, timeout=120)
     assert proc.returncode != 0 and "mujoco is blocked in this test" in proc.stderr, proc.stderr[-2000:]

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from ros_harness import call_service, node_process, wait_for_service
 from trajectory_msgs.msg import JointTrajectoryPoint
 
-from robot_dynamics.robots import load_model, resolve_urdf
+from robot_dynamics.model.robots import load_model, resolve_urdf
 from robot_dynamics.ros.node_set import config_dir
 from robot_dynamics_interfaces.srv import BaseParameters, DynamicTerms, ForwardDynamics, InverseDynamics
 

@@ -16,7 +16,7 @@ from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
 from std_srvs.srv import Trigger
 
-from robot_dynamics.robots import load_model
+from robot_dynamics.model.robots import load_model
 from robot_dynamics.ros.node_set import config_dir
 
 pytestmark = pytest.mark.ros

@@ -24,7 +24,7 @@ from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray, MultiArrayDimension, String
 from std_srvs.srv import Trigger
 
-from robot_dynamics.robots import load_model, resolve_urdf
+from robot_dynamics.model.robots import load_model, resolve_urdf
 from robot_dynamics.ros.lockstep import label_answer, label_hold, stamp_ns
 from robot_dynamics.ros.node_set import config_dir
 

@@ -25,7 +25,7 @@ from std_msgs.msg import String
 from trajectory_msgs.msg import JointTrajectoryPoint
 
 from robot_dynamics import RobotModel
-from robot_dynamics.robots import load_model, resolve_urdf
+from robot_dynamics.model.robots import load_model, resolve_urdf
 from robot_dynamics.ros.description import DESCRIPTION_QOS
 from robot_dynamics.ros.node_set import config_dir
 from robot_dynamics_interfaces.srv import BaseParameters, ConvertUrdf, DynamicTerms, ForwardDynamics, InverseDynamics

@@ -22,7 +22,7 @@ from std_srvs.srv import SetBool, Trigger
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 from visualization_msgs.msg import Marker, MarkerArray
 
-from robot_dynamics.robots import load_model
+from robot_dynamics.model.robots import load_model
 from robot_dynamics.ros.bringup import Bringup
 from robot_dynamics.ros.node_set import node_set
 from robot_dynamics_interfaces.msg import ControllerState

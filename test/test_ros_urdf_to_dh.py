@@ -11,7 +11,7 @@ import rclpy
 from example_robots import example_urdf
 from ros_harness import call_service, node_process, wait_for_service
 
-from robot_dynamics.robots import resolve_urdf
+from robot_dynamics.model.robots import resolve_urdf
 from robot_dynamics_interfaces.msg import MDHModel
 from robot_dynamics_interfaces.srv import ConvertUrdf
 

@@ -7,7 +7,7 @@ import math
 import numpy as np
 from rx90_customized_model import RX90_ALPHA, base_parameters, rx90_customized_torques
 
-from robot_dynamics.robot_model import MDHJoint, RobotModel
+from robot_dynamics.model.robot_model import MDHJoint, RobotModel
 
 
 def rx90_model(n: int, d3: float, rl4: float, inertial: np.ndarray, ia: np.ndarray, g3: float) -> RobotModel:

@@ -11,7 +11,7 @@ from pinocchio_oracle import PinocchioURDF
 from test_urdf_conversion import fk_error, inertia_error
 
 from robot_dynamics import RobotModel
-from robot_dynamics.seed_robots import SEED_ROBOTS, rx90, stanford_arm, urdf_text
+from robot_dynamics.model.seed_robots import SEED_ROBOTS, rx90, stanford_arm, urdf_text
 
 URDF_DIR = Path(__file__).resolve().parent.parent / "urdf"
 P2 = math.pi / 2
@@ -29,7 +29,7 @@ SEED_TABLES = {
 
 @pytest.mark.parametrize("key", list(SEED_ROBOTS))
 def test_committed_urdf_is_up_to_date(key: str) -> None:
-    assert (URDF_DIR / f"{key}.urdf").read_text() == urdf_text(key), "run: python -m robot_dynamics.seed_robots"
+    assert (URDF_DIR / f"{key}.urdf").read_text() == urdf_text(key), "run: python -m robot_dynamics.model.seed_robots"
 
 
 @pytest.mark.parametrize("key", list(SEED_ROBOTS))

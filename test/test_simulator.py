@@ -16,8 +16,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from robot_dynamics import MDHJoint, RobotModel
-from robot_dynamics.mdh import mdh_transform
-from robot_dynamics.simulator import (
+from robot_dynamics.model.mdh import mdh_transform
+from robot_dynamics.sim.simulator import (
     MIN_MASS,
     MujocoArm,
     central_inertia,
@@ -158,7 +158,7 @@ def test_effort_limit_saturates_the_input():
 
 
 def test_divergence_raises():
-    from robot_dynamics.simulator import PlantDiverged
+    from robot_dynamics.sim.simulator import PlantDiverged
 
     arm = MujocoArm(slider())
     arm.reset([0.0])
@@ -326,7 +326,7 @@ BUNDLED = ["rx90", "stanford", "scara", "planar2r"]
 
 
 def _bundled(name: str) -> RobotModel:
-    from robot_dynamics.robots import resolve_urdf
+    from robot_dynamics.model.robots import resolve_urdf
 
     return RobotModel.from_urdf(str(resolve_urdf(name)))
 
@@ -364,7 +364,7 @@ def test_mj_inverse_includes_rotor_inertia_and_friction():
 @pytest.mark.parametrize("name", ["stanford", "planar2r"])
 def test_mjcf_matches_mujoco_import_of_bundled_urdf(name):
     """Our MJCF (from the MDH model) and MuJoCo's own URDF importer give the same M(q) and bias."""
-    from robot_dynamics.robots import resolve_urdf
+    from robot_dynamics.model.robots import resolve_urdf
 
     text = resolve_urdf(name).read_text()
     ref_model = mujoco.MjModel.from_xml_string(text)

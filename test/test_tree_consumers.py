@@ -33,13 +33,13 @@ from pinocchio_from_mdh import random_inertial, random_rotation
 from pinocchio_oracle import PinocchioURDF
 
 from robot_dynamics import MDHJoint, RobotModel
-from robot_dynamics.codegen import GeneratedBackend
 from robot_dynamics.control.realtime_dynamics import RealTimeNewtonEuler
-from robot_dynamics.customized_model import customized_inverse_dynamics
+from robot_dynamics.dynamics.inverse_dynamics import regressor
 from robot_dynamics.identification.lin import inertia_constants, lin_identify, varying_parts
-from robot_dynamics.inverse_dynamics import regressor
-from robot_dynamics.simulator import MujocoArm, model_to_mjcf
-from robot_dynamics.urdf_export import model_to_urdf
+from robot_dynamics.model.urdf_export import model_to_urdf
+from robot_dynamics.sim.simulator import MujocoArm, model_to_mjcf
+from robot_dynamics.symbolic.codegen import GeneratedBackend
+from robot_dynamics.symbolic.customized_model import customized_inverse_dynamics
 
 TOL = 1e-10
 URDFS = {"panda": "panda_description/urdf/panda.urdf", "baxter": "baxter_description/urdf/baxter.urdf"}

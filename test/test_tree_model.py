@@ -14,7 +14,7 @@ import pytest
 from pinocchio_oracle import reduced
 
 from robot_dynamics import RobotModel
-from robot_dynamics.mdh import mdh_transform
+from robot_dynamics.model.mdh import mdh_transform
 
 ATOL = 1e-10
 

@@ -16,7 +16,7 @@ import pinocchio as pin
 import pytest
 import tree_oracle as T
 
-from robot_dynamics.robot_model import RobotModel
+from robot_dynamics.model.robot_model import RobotModel
 
 FILES = T.robot_files()
 BY_ID = {rf.id: rf for rf in FILES}

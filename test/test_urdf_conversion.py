@@ -340,7 +340,7 @@ def test_parsing_is_silent_logs_at_debug_and_restores_the_hooks(capfd, caplog) -
         "<gazebo reference='a'><material>Gazebo/Grey</material></gazebo><ros2_control name='x' type='system'/>",
         "abc",
     )
-    with caplog.at_level(logging.DEBUG, logger="robot_dynamics.urdf_conversion"):
+    with caplog.at_level(logging.DEBUG, logger="robot_dynamics.model.urdf_conversion"):
         RobotModel.from_urdf(str(example_urdf("panda")), tip_link="panda_link8")
         model = RobotModel.from_urdf(decorated)
         with pytest.raises(ValueError, match="unknown joint type"):

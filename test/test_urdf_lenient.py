@@ -10,9 +10,9 @@ import pytest
 from example_robots import example_robot_data_dir
 
 from robot_dynamics import RobotModel
-from robot_dynamics.robots import bundled_robots, load_model
-from robot_dynamics.seed_robots import SEED_ROBOTS, urdf_text
-from robot_dynamics.urdf_conversion import MOVING_TYPES, parse_urdf
+from robot_dynamics.model.robots import bundled_robots, load_model
+from robot_dynamics.model.seed_robots import SEED_ROBOTS, urdf_text
+from robot_dynamics.model.urdf_conversion import MOVING_TYPES, parse_urdf
 
 ERD = example_robot_data_dir()
 ALL_URDFS = sorted(str(p.relative_to(ERD)) for p in ERD.rglob("*.urdf"))

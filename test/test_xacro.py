@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from robot_dynamics import RobotModel
-from robot_dynamics.robots import load_model
+from robot_dynamics.model.robots import load_model
 
 DATA = Path(__file__).resolve().parent / "data"
 ARM = DATA / "param_arm.urdf.xacro"

@@ -3,7 +3,7 @@
 Shared by ``test/test_tree_pinocchio.py`` and ``bench/tree_table.py``.  For every URDF of
 ``example-robot-data`` that Pinocchio loads as a fixed-base model (``pin.buildModelFromUrdf(path)``, no
 root joint: the root link is the base) with at least one moving joint, our whole-tree
-:class:`~robot_dynamics.robot_model.RobotModel` is compared with Pinocchio's whole model at random states:
+:class:`~robot_dynamics.model.robot_model.RobotModel` is compared with Pinocchio's whole model at random states:
 
 * inverse dynamics ``Γ − Fv q̇ − Fc sign(q̇)`` vs ``pin.rnea`` (Pinocchio has no friction; ``Ia`` is 0 from URDF);
 * inertia matrix vs ``pin.crba`` (upper triangle, symmetrized); gravity vs ``pin.computeGeneralizedGravity``;
@@ -41,7 +41,7 @@ import pinocchio as pin
 from example_robots import example_robot_data_dir
 from pinocchio_oracle import PinocchioURDF
 
-from robot_dynamics.robot_model import RobotModel
+from robot_dynamics.model.robot_model import RobotModel
 
 TOL = 1e-9
 N_STATES = 100

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..robot_model import RobotModel
+from ..model.robot_model import RobotModel
 from .base import InverseDynamics, JointController, gain_vector
 from .computed_torque import ComputedTorqueController, PredictiveController
 from .gains import computed_torque_gains, max_diagonal_inertia, pd_gains, pid_gains

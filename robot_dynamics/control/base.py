@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from ..robot_model import RobotModel
+from ..model.robot_model import RobotModel
 from .realtime_dynamics import RealTimeNewtonEuler
 
 InverseDynamics = Callable[[np.ndarray, np.ndarray, np.ndarray], np.ndarray]

@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from ..robot_model import RobotModel
+from ..model.robot_model import RobotModel
 from .base import InverseDynamics, JointController, gain_vector
 from .gains import computed_torque_gains
 

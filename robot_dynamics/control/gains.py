@@ -16,8 +16,8 @@ from typing import Any
 
 import numpy as np
 
-from ..mdh import PRISMATIC
-from ..robot_model import RobotModel
+from ..model.mdh import PRISMATIC
+from ..model.robot_model import RobotModel
 
 
 def _per_joint(x: Any, n: int, what: str) -> np.ndarray:

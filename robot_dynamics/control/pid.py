@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from ..robot_model import RobotModel
+from ..model.robot_model import RobotModel
 from .base import JointController, gain_vector
 from .gains import max_diagonal_inertia, pid_gains
 

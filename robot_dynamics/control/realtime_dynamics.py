@@ -1,6 +1,6 @@
 """Newton–Euler inverse dynamics for one state, in scalar arithmetic, for the control loop.
 
-:func:`robot_dynamics.inverse_dynamics.inverse_dynamics` is vectorized over batches
+:func:`robot_dynamics.dynamics.inverse_dynamics.inverse_dynamics` is vectorized over batches
 of states; its NumPy overhead dominates for a single state (~0.7 ms for 6 dof).
 The computed-torque laws (001 §9.4.2.5) call NE once per control period, so this
 module evaluates the same recursion (001 eqs. 7.47, 7.51–7.61) with Python floats
@@ -8,7 +8,7 @@ and the MDH structure of the rotations:
 
     ^jR_i v = Rot(z, −θ_j) Rot(x, −α_j) v,     ^iP_j = (d_j, −r_j sin α_j, r_j cos α_j)
 
-and, for a tree row (Khalil & Kleinfinger 1986, see :mod:`robot_dynamics.mdh`), Rot(z, −γ_j)
+and, for a tree row (Khalil & Kleinfinger 1986, see :mod:`robot_dynamics.model.mdh`), Rot(z, −γ_j)
 applied first and ^iP_j = Rot(z, γ_j) (d_j, −r_j sin α_j, r_j cos α_j) + (0, 0, b_j); rows with
 γ_j = b_j = 0 take the serial path.  Links are visited in index order and a(j) < j, so the
 recursion is the tree form of 001 eqs. 7.51–7.61 (sums over the successors in 7.58, 7.59).
@@ -25,8 +25,8 @@ from typing import Any
 
 import numpy as np
 
-from ..mdh import PRISMATIC
-from ..robot_model import RobotModel
+from ..model.mdh import PRISMATIC
+from ..model.robot_model import RobotModel
 
 
 class RealTimeNewtonEuler:

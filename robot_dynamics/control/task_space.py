@@ -22,8 +22,8 @@ from typing import Any
 
 import numpy as np
 
-from ..geometric_model import jacobian, rotation_vector
-from ..robot_model import RobotModel
+from ..kinematics.geometric_model import jacobian, rotation_vector
+from ..model.robot_model import RobotModel
 from .base import InverseDynamics, JointController, gain_vector
 from .gains import computed_torque_gains
 

@@ -26,8 +26,8 @@ from typing import Any
 
 import numpy as np
 
-from ..inertia import central_inertia, physically_consistent
-from ..robot_model import RobotModel
+from ..model.inertia import central_inertia, physically_consistent
+from ..model.robot_model import RobotModel
 
 __all__ = [
     "IdentificationResult",
@@ -47,7 +47,7 @@ def base_parameters_of(model: RobotModel) -> Any:
     standard values), ``regressor(q, qd, qdd)``."""
     if hasattr(model, "base_parameters"):
         return model.base_parameters()
-    from ..base_parameters import base_parameters
+    from ..dynamics.base_parameters import base_parameters
 
     return base_parameters(model)
 

@@ -9,7 +9,7 @@ a_j1, b_j1) the motion starts and ends at rest (q̇ = q̈ = 0 at t = 0 and t = T
 can start it from standstill and the period can be repeated.
 
 The coefficients are chosen to minimize the condition number of the base observation matrix
-W_b (the base regressor of :mod:`robot_dynamics.base_parameters`, stacked over samples of one
+W_b (the base regressor of :mod:`robot_dynamics.dynamics.base_parameters`, stacked over samples of one
 period, 001 eq. 9.3 reduced to the base parameters), the classical criterion of exciting
 trajectories.  Feasibility is kept by construction: after every optimizer step the coefficients
 of joint j are scaled so that the largest of ``|q_j − m_j| / r_j``, ``|q̇_j| / v_j``,
@@ -27,7 +27,7 @@ from typing import Any
 import numpy as np
 import scipy.optimize
 
-from ..robot_model import RobotModel
+from ..model.robot_model import RobotModel
 from ..trajectory.base import Trajectory, Triple
 
 __all__ = ["ExcitationResult", "FourierTrajectory", "condition_number", "optimize_excitation"]

@@ -1,7 +1,7 @@
 """Identification experiments in simulation: the MuJoCo plant driven along an exciting trajectory.
 
-The plant (:class:`~robot_dynamics.simulator.MujocoArm`) simulates the *true* model (e.g. the
-nominal model off by ±30 %, :func:`~robot_dynamics.simulator.perturbed`); a computed-torque
+The plant (:class:`~robot_dynamics.sim.simulator.MujocoArm`) simulates the *true* model (e.g. the
+nominal model off by ±30 %, :func:`~robot_dynamics.sim.simulator.perturbed`); a computed-torque
 controller built on the *nominal* model makes it follow the trajectory.  What a real rig
 records is returned: the measured positions (optionally quantized by an encoder of
 ``encoder_bits`` per turn) and the applied efforts (plus Gaussian noise of ``effort_noise``
@@ -16,7 +16,7 @@ import math
 
 import numpy as np
 
-from ..robot_model import RobotModel
+from ..model.robot_model import RobotModel
 from ..trajectory.base import Trajectory
 from .data import IdentificationData
 
@@ -45,9 +45,9 @@ def simulate_experiment(
     seed: int = 0,
 ) -> IdentificationData:
     """Run ``truth`` in MuJoCo along ``trajectory`` under computed torque on ``nominal``; the recorded data."""
-    from ..closed_loop import run_closed_loop
     from ..control import make_controller
-    from ..simulator import MujocoArm
+    from ..sim.closed_loop import run_closed_loop
+    from ..sim.simulator import MujocoArm
 
     rng = np.random.default_rng(seed)
     plant = MujocoArm(truth, timestep=timestep)

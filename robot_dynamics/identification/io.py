@@ -19,8 +19,8 @@ from typing import Any
 
 import numpy as np
 
-from ..inertia import central_inertia
-from ..robot_model import RobotModel
+from ..model.inertia import central_inertia
+from ..model.robot_model import RobotModel
 from .estimation import IdentificationResult, base_parameters_of
 
 __all__ = [
@@ -136,7 +136,7 @@ def identify_cli(args: Any) -> int:
     """``robot-dynamics identify URDF DATA [--json] ...``: base parameters from recorded data."""
     import json
 
-    from ..robots import load_model
+    from ..model.robots import load_model
     from .data import load_data, preprocess
     from .estimation import identify, physically_consistent_estimate
 

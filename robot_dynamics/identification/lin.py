@@ -34,9 +34,9 @@ from typing import Any
 
 import numpy as np
 
-from ..inertia import inertia_tensor
-from ..mdh import PRISMATIC
-from ..robot_model import RobotModel
+from ..model.inertia import inertia_tensor
+from ..model.mdh import PRISMATIC
+from ..model.robot_model import RobotModel
 
 __all__ = [
     "LinConstants",
@@ -347,7 +347,7 @@ def _u33_alone(model: RobotModel, est: LinConstants, samples: list[Any], j: int)
 def lin_stanford_example() -> LinResult:
     """003 §4: the Stanford arm of Figure 2, configuration (62), joint 1 stepped by 30° (64)–(66),
     samples at t = 0.2, 0.3, 0.4 s (estimates to compare with :data:`TABLE_II`)."""
-    from ..seed_robots import stanford_arm
+    from ..model.seed_robots import stanford_arm
 
     model = stanford_arm()
     return lin_identify(model, [0.7, 0.7, 0.0, 0.7, 0.7, 0.7])

@@ -59,7 +59,7 @@ from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 from robot_dynamics_interfaces.msg import ControllerState
 
 from ..control import CONTROLLERS, JointController, make_controller
-from ..robot_model import RobotModel
+from ..model.robot_model import RobotModel
 from ..trajectory.sampled import SampledTrajectory, check_path_limits
 from . import lockstep, validation
 from .description import RobotDescription

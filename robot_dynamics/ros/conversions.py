@@ -14,7 +14,7 @@ from geometry_msgs.msg import Transform
 from robot_dynamics_interfaces.msg import MDHJoint as MDHJointMsg
 from robot_dynamics_interfaces.msg import MDHModel
 
-from ..robot_model import RobotModel
+from ..model.robot_model import RobotModel
 from .runtime import Refused
 
 

@@ -37,9 +37,9 @@ from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy, qos_profi
 from sensor_msgs.msg import JointState
 from std_msgs.msg import String
 
-from ..robot_model import RobotModel
-from ..robots import by_joint, resolve_urdf
-from ..urdf_conversion import expand_xacro, is_xacro_path
+from ..model.robot_model import RobotModel
+from ..model.robots import by_joint, resolve_urdf
+from ..model.urdf_conversion import expand_xacro, is_xacro_path
 from .runtime import Refusals, Refused
 
 DESCRIPTION_QOS = QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL, reliability=ReliabilityPolicy.RELIABLE)
@@ -293,7 +293,7 @@ class RobotDescription:
 
 def model_limits(urdf: str, joint: str) -> tuple[float, float]:
     """(lower, upper) of a URDF joint (-inf, inf when unbounded or continuous)."""
-    from ..urdf_conversion import parse_urdf
+    from ..model.urdf_conversion import parse_urdf
 
     jt = parse_urdf(urdf, text_only=True).joints[joint]
     if jt.type == "continuous":

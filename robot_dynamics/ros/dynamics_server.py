@@ -39,7 +39,7 @@ from rclpy.node import Node
 
 from robot_dynamics_interfaces.srv import BaseParameters, DynamicTerms, ForwardDynamics, InverseDynamics
 
-from ..robot_model import RobotModel
+from ..model.robot_model import RobotModel
 from .conversions import JointOrder, float_rows, short
 from .description import RobotDescription
 from .runtime import Refusals, Refused, run_node

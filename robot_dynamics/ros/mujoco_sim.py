@@ -14,7 +14,7 @@ Interface
 
 The drive (both modes)
 * **Holding brake until a controller takes over**: from start-up (and after ``~/reset``) the arm is braked (position
-  kept exactly, velocity 0, :meth:`~robot_dynamics.simulator.MujocoArm.hold`) until the first valid command.
+  kept exactly, velocity 0, :meth:`~robot_dynamics.sim.simulator.MujocoArm.hold`) until the first valid command.
 * **Command validation at the boundary**: a command of the wrong length or with a non-finite value is refused (logged
   with its cause, rate-limited, counted) and does not count as a command (it neither releases the brake nor feeds the
   watchdog); a valid command is clipped to the URDF effort limits, as a drive saturates (counted, logged rate-limited).
@@ -62,8 +62,8 @@ from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray, String
 from std_srvs.srv import SetBool, Trigger
 
-from ..robot_model import RobotModel
-from ..simulator import MujocoArm, PlantDiverged, perturbed
+from ..model.robot_model import RobotModel
+from ..sim.simulator import MujocoArm, PlantDiverged, perturbed
 from . import lockstep as protocol
 from .description import RobotDescription
 from .runtime import Refusals, Refused, guarded, run_node

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..robots import PACKAGE, config_dir, resolve_urdf
+from ..model.robots import PACKAGE, config_dir, resolve_urdf
 
 SIMULATORS = ("mujoco", "gazebo", "none")
 

@@ -170,8 +170,8 @@ def record_identification_experiment(
     from ..identification.estimation import base_parameters_of, identify
     from ..identification.excitation import FourierTrajectory, optimize_excitation
     from ..identification.io import result_to_yaml
-    from ..robots import load_model
-    from ..simulator import perturbed
+    from ..model.robots import load_model
+    from ..sim.simulator import perturbed
     from .bringup import Bringup
     from .node_set import node_set
 

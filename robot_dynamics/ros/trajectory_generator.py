@@ -27,7 +27,7 @@ from visualization_msgs.msg import Marker, MarkerArray
 
 from robot_dynamics_interfaces.srv import PlanTrajectory
 
-from ..robot_model import RobotModel
+from ..model.robot_model import RobotModel
 from ..trajectory import PROFILES, TimeScaledTrajectory, Trajectory, through_waypoints
 from .conversions import JointOrder
 from .description import RobotDescription

@@ -21,7 +21,7 @@ from rclpy.node import Node
 from robot_dynamics_interfaces.msg import MDHModel
 from robot_dynamics_interfaces.srv import ConvertUrdf
 
-from ..robot_model import RobotModel
+from ..model.robot_model import RobotModel
 from .conversions import model_to_msg
 from .description import DESCRIPTION_QOS, RobotDescription, cut
 from .runtime import Refusals, Refused, run_node

@@ -19,6 +19,7 @@ from typing import Any
 
 import numpy as np
 
+from ..model.mdh import PRISMATIC
 from .inverse_dynamics import (
     _gravity_r0,
     check_states,
@@ -28,7 +29,6 @@ from .inverse_dynamics import (
     mdh_geometry,
     newton_euler_mdh,
 )
-from .mdh import PRISMATIC
 
 __all__ = [
     "coriolis_matrix",

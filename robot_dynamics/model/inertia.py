@@ -6,7 +6,7 @@ A link's standard parameters, in frame R_j about O_j, are ``XX XY XZ YY YZ ZZ MX
 mass, centre of mass and central inertia (c = MS / M, I_c = J_O - M(|c|² 1 - c cᵀ)) and back,
 repairs a central inertia to a physically realizable one, and builds the model variants a study
 needs (a payload, a perturbed "true" plant).  NumPy only: the identification, the MuJoCo plant
-(:mod:`robot_dynamics.simulator`) and the model all use it, so none of them needs MuJoCo for it.
+(:mod:`robot_dynamics.sim.simulator`) and the model all use it, so none of them needs MuJoCo for it.
 """
 
 from __future__ import annotations

@@ -18,7 +18,7 @@ the model's geometry and standard inertial parameters:
   massless link gets ``MIN_MASS`` kg and ``MIN_INERTIA`` kg m^2 (documented model
   error ~1e-9, far below the oracle tolerances); principal inertias are clamped to
   ``MIN_INERTIA`` and the triangle inequality is enforced (``physically_consistent``; these
-  inertial helpers live in :mod:`robot_dynamics.inertia` and are re-exported here);
+  inertial helpers live in :mod:`robot_dynamics.model.inertia` and are re-exported here);
 * ``damping = Fv`` (viscous), ``armature = Ia`` (rotor inertia, 001 §7.3.3); the
   Coulomb friction ``Fc`` is either the exact model law ``−Fc sign(q̇)`` of 001
   eq. 7.61, applied as a generalized force refreshed at every step
@@ -37,7 +37,7 @@ from typing import Any, NamedTuple
 import mujoco
 import numpy as np
 
-from .inertia import (  # the inertial algebra lives with the model; re-exported here for existing callers
+from ..model.inertia import (  # the inertial algebra lives with the model; re-exported here for existing callers
     MIN_INERTIA,
     central_inertia,
     inertia_tensor,
@@ -46,8 +46,8 @@ from .inertia import (  # the inertial algebra lives with the model; re-exported
     standard_row,
     with_payload,
 )
-from .mdh import PRISMATIC, mdh_transform
-from .robot_model import RobotModel
+from ..model.mdh import PRISMATIC, mdh_transform
+from ..model.robot_model import RobotModel
 
 MIN_MASS = 1e-9
 COULOMB_MODES = ("sign", "frictionloss")

@@ -52,7 +52,7 @@ import numpy as np
 import sympy as sp
 from sympy.core.basic import _args_sortkey
 
-from .mdh import PRISMATIC, ROUND_OFF_TOL
+from ..model.mdh import PRISMATIC, ROUND_OFF_TOL
 
 __all__ = [
     "CustomizedModel",
@@ -771,7 +771,7 @@ class _Geometry:
     """^{a(j)}R_j = Rot(z, γ) Rot(x, α) Rot(z, θ) and ^{a(j)}P_j with exact zeros.
 
     A tree row (Khalil & Kleinfinger 1986) adds Rot(z, γ_j) Trans(z, b_j) before the serial
-    row (see :mod:`robot_dynamics.mdh`); the γ and b terms are emitted only when they are
+    row (see :mod:`robot_dynamics.model.mdh`); the γ and b terms are emitted only when they are
     nonzero, so a serial row gives the same program as before, and γ a multiple of π/2 gives
     exact ±1/0 like α."""
 
@@ -924,7 +924,7 @@ def base_parameter_choice(model: Any, seed: int = 0) -> BaseParameterChoice:
     joint).  The relation ``β = p_B + K p_D`` is solved by least squares on the
     sampled regressor (exact up to rounding; coefficients below 1e-9 are zeroed).
     """
-    from .inverse_dynamics import regressor
+    from ..dynamics.inverse_dynamics import regressor
 
     n = model.dof
     rng = np.random.default_rng(seed)
@@ -977,10 +977,10 @@ def _parameter_symbol_name(std_name: str, grouped: bool) -> str:
 
 # --------------------------------------------------------------- generation
 def _closed_form_base_parameters(model: Any) -> dict[str, tuple[str, float]] | None:
-    """Standard name -> (base name, value) from :mod:`robot_dynamics.base_parameters` (000's
+    """Standard name -> (base name, value) from :mod:`robot_dynamics.dynamics.base_parameters` (000's
     closed-form method: the column carrying each base parameter), or None if unavailable."""
     try:
-        from .base_parameters import base_parameters
+        from ..dynamics.base_parameters import base_parameters
     except ImportError:
         return None
     try:
@@ -1582,7 +1582,7 @@ def customized_forward_dynamics(
     Same builder and options as :func:`customized_inverse_dynamics`; rotor inertia enters H_j (7.71),
     friction makes τ_j = Γ_j − Fc_j sign(q̇_j) − Fv_j q̇_j (7.82).  The program's run-time inputs are
     (q, q̇, Γ) in URDF coordinates: Γ_j arrives in the emitters' third slot (``qdd``, atoms ``QDPj``,
-    with the joint sign like an acceleration), so the emitters of :mod:`robot_dynamics.codegen` evaluate
+    with the joint sign like an acceleration), so the emitters of :mod:`robot_dynamics.symbolic.codegen` evaluate
     it as ``f(q, qd, tau[, fe])``; outputs are q̈_j (``QDDj``).
     """
     t0 = time.perf_counter()

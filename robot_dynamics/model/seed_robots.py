@@ -14,7 +14,7 @@
 * SCARA: 002 Table 3.2 (theta_4 = 0, errata 40) with D2 = 0.425 m, D3 = 0.375 m.
 * Planar 2R in a vertical plane (R0 = Rot(x, pi/2) in base_link, gravity -z).
 
-``python -m robot_dynamics.seed_robots [DIR]`` regenerates ``urdf/*.urdf``.
+``python -m robot_dynamics.model.seed_robots [DIR]`` regenerates ``urdf/*.urdf``.
 """
 
 from __future__ import annotations
@@ -196,6 +196,6 @@ def write_urdfs(directory: str | Path) -> list[Path]:
 
 
 if __name__ == "__main__":
-    target = Path(sys.argv[1]) if len(sys.argv) > 1 else Path(__file__).resolve().parent.parent / "urdf"
+    target = Path(sys.argv[1]) if len(sys.argv) > 1 else Path(__file__).resolve().parents[2] / "urdf"
     for p in write_urdfs(target):
         print(p)

@@ -17,10 +17,10 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from .mdh import PRISMATIC
+from ..model.mdh import PRISMATIC
 
 if TYPE_CHECKING:  # the facade imports this module; a run-time import back would be a cycle
-    from .robot_model import RobotModel
+    from ..model.robot_model import RobotModel
 
 
 def frame_poses(model: RobotModel, q: Any) -> np.ndarray:

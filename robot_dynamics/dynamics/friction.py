@@ -7,7 +7,7 @@
 ``Fs`` is the *static* friction (F_sti in 7.26, errata 15: not the "F_s" Coulomb
 term of 7.61/7.82) and ``B`` the Stribeck velocity coefficient.  With ``Fs = Fc``
 (or ``Fs`` omitted) it reduces to the Coulomb + viscous model of 7.27, the one used
-by :func:`robot_dynamics.inverse_dynamics.inverse_dynamics`.
+by :func:`robot_dynamics.dynamics.inverse_dynamics.inverse_dynamics`.
 """
 
 from __future__ import annotations

@@ -36,7 +36,7 @@ PACKAGE = "robot_dynamics"
 
 def _share_dirs(sub: str) -> list[Path]:
     """``<sub>/`` of the source tree, then of each installed share directory (``sys.prefix``, ``AMENT_PREFIX_PATH``)."""
-    dirs = [Path(__file__).resolve().parent.parent / sub]
+    dirs = [Path(__file__).resolve().parents[2] / sub]
     for prefix in [sys.prefix, *os.environ.get("AMENT_PREFIX_PATH", "").split(os.pathsep)]:
         if prefix:
             dirs.append(Path(prefix) / "share" / PACKAGE / sub)

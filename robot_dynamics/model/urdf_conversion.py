@@ -131,7 +131,7 @@ _LEN_TOL = 1e-9
 # row, see mdh_row), so no frame of the model sits kilometres away and levers nothing later.
 _FAR_FOOT = 10.0  # m
 _NEAR_PAR = 1e-4  # rad: only such nearly parallel pairs are placed that way (their feet are >= 1e4 offsets away)
-# ROUND_OFF_TOL (robot_dynamics.mdh): the one round-off tolerance of the package, see there
+# ROUND_OFF_TOL (robot_dynamics.model.mdh): the one round-off tolerance of the package, see there
 INERTIA_RTOL = 1e-9  # relative tolerance of the inertia consistency checks (PSD, triangle inequalities)
 INERTIA_ATOL = 1e-15  # kg m^2: round-off floor of those checks (iCub's tensors of ~1e-20 are zeros written with noise)
 _LOG = logging.getLogger(__name__)
@@ -885,7 +885,7 @@ def urdf_model_arguments(
     xacro_args: Mapping[str, Any] | Sequence[str] | None = None,
     allow_inconsistent_inertia: bool = False,
 ) -> dict[str, Any]:
-    """Constructor arguments of the exact MDH :class:`~robot_dynamics.robot_model.RobotModel` of the URDF
+    """Constructor arguments of the exact MDH :class:`~robot_dynamics.model.robot_model.RobotModel` of the URDF
     under ``base_link`` (``RobotModel.from_urdf`` is the public entry; this module never imports the model).
 
     Without ``tip_link``: the whole kinematic tree (every moving joint under ``base_link``) in the

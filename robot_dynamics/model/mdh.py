@@ -95,7 +95,7 @@ class MDHJoint:
     """One row of Khalil's table (j, a(j), sigma, gamma, b, alpha, d, theta, r) and its URDF joint.
 
     ``gamma``, ``b`` are 0 for a serial row; in a tree they place frame j when its antecedent has
-    several successors (see :mod:`robot_dynamics.mdh`).  Frozen: ``dataclasses.replace(row, ...)``
+    several successors (see :mod:`robot_dynamics.model.mdh`).  Frozen: ``dataclasses.replace(row, ...)``
     makes a modified copy."""
 
     name: str

@@ -93,9 +93,9 @@ import sympy as sp
 from sympy.polys.domains import QQ
 from sympy.polys.rings import ring
 
-from .inertia import INERTIAL_NAMES
+from ..model.inertia import INERTIAL_NAMES
+from ..model.mdh import PRISMATIC, ROUND_OFF_TOL
 from .inverse_dynamics import _gravity_r0
-from .mdh import PRISMATIC, ROUND_OFF_TOL
 
 __all__ = [
     "BaseParameters",

@@ -20,7 +20,7 @@ A model is immutable once built (the spirit of Pinocchio's model/data split): it
 re-assigned, its arrays are read-only (backed by immutable memory), the joint rows are frozen and held
 in a tuple, ``frames`` and ``locked_joints`` are read-only mappings.  A change makes a new model:
 :meth:`RobotModel.with_standard_parameters`, :meth:`RobotModel.replace` (``dataclasses.replace``).  So
-the compiled programs behind the dynamics methods (:mod:`robot_dynamics.codegen`), which belong to the
+the compiled programs behind the dynamics methods (:mod:`robot_dynamics.symbolic.codegen`), which belong to the
 model they were built from, can never be stale.
 """
 
@@ -100,7 +100,7 @@ class RobotModel:
         their subtrees lumped like fixed joints (``from_urdf(..., tip_link=...)``); empty for a whole tree.
 
     Immutable once built (see the module docstring); the dynamics methods run the model's compiled
-    customized programs once they are ready (:mod:`robot_dynamics.codegen`, :meth:`compile`,
+    customized programs once they are ready (:mod:`robot_dynamics.symbolic.codegen`, :meth:`compile`,
     :meth:`set_backend`), the NumPy algorithms until then.
     """
 
@@ -141,7 +141,7 @@ class RobotModel:
         if self.tip_link and self.tip_link not in self.frames:
             raise ValueError(f"tip link {self.tip_link!r} has no frame")
         self._refresh()
-        from .codegen import Engine
+        from ..symbolic.codegen import Engine
 
         self._engine = Engine(self)
         self._frozen = True
@@ -368,7 +368,7 @@ class RobotModel:
     ) -> RobotModel:
         """Exact URDF -> MDH conversion of the whole tree under ``base_link``, or of the chain to ``tip_link``
         with every moving joint off it locked at ``locked_positions`` (default 0) and lumped (see
-        :func:`~robot_dynamics.urdf_conversion.urdf_model_arguments`); ``source`` is a path or an XML string
+        :func:`~robot_dynamics.model.urdf_conversion.urdf_model_arguments`); ``source`` is a path or an XML string
         (``text_only=True``: XML text only, a path is refused without touching the file system).
 
         A ``.xacro`` path is expanded with ``xacro_args`` (``{name: value}`` or ``["name:=value"]``);
@@ -384,13 +384,13 @@ class RobotModel:
     # ------------------------------------- geometric models (issue 3, geometric_model.py)
     def jacobian(self, q: Any, link: str | None = None) -> np.ndarray:
         """Kinematic Jacobian (6, n) [v; w] of ``link`` origin in base_link, URDF coordinates."""
-        from .geometric_model import jacobian
+        from ..kinematics.geometric_model import jacobian
 
         return jacobian(self, q, link=link)
 
     def inverse_kinematics(self, target: Any, q0: Any = None, link: str | None = None, **options: Any) -> np.ndarray:
         """Numeric IGM by damped least squares (002 §6.4.2, §6.6) honouring joint limits."""
-        from .geometric_model import inverse_kinematics
+        from ..kinematics.geometric_model import inverse_kinematics
 
         return inverse_kinematics(self, target, q0=q0, link=link, **options)
 
@@ -404,11 +404,11 @@ class RobotModel:
     def set_backend(self, name: str = "numpy", **options: Any) -> None:
         """Engine of the dynamics methods: ``"auto"`` (default: the compiled customized programs once
         built in the background or found in the cache, the NumPy model until then; see
-        :mod:`robot_dynamics.codegen`), ``"numpy"`` (the NumPy algorithms only) or ``"generated"``
+        :mod:`robot_dynamics.symbolic.codegen`), ``"numpy"`` (the NumPy algorithms only) or ``"generated"``
         (customized programs built synchronously, each at its first call, the inverse dynamics at once;
-        ``options`` go to :class:`~robot_dynamics.codegen.GeneratedBackend`: ``lang``, ``parameters``,
+        ``options`` go to :class:`~robot_dynamics.symbolic.codegen.GeneratedBackend`: ``lang``, ``parameters``,
         ``simplified``).  The programs belong to this (immutable) model."""
-        from .codegen import Engine, generated_backend
+        from ..symbolic.codegen import Engine, generated_backend
 
         if name == "numpy":
             self._engine.set_generated(None)
@@ -433,7 +433,7 @@ class RobotModel:
         methods; default all but ``regressor``; ``"all"``: all) and, with ``wait``, block until they
         are in use.  Returns the engine of each function (``compiled``, ``building`` or ``numpy`` when
         no C compiler is available or the build failed)."""
-        from .codegen import DEFAULT_COMPILE
+        from ..symbolic.codegen import DEFAULT_COMPILE
 
         if functions == ("all",):
             functions = (*DEFAULT_COMPILE, "regressor")
@@ -470,7 +470,7 @@ class RobotModel:
 
     def coriolis_matrix(self, q: Any, qd: Any) -> np.ndarray:
         """C(q, qd) from Christoffel symbols (001 eq. 7.7)."""
-        from .dynamic_terms import coriolis_matrix
+        from ..dynamics.dynamic_terms import coriolis_matrix
 
         return coriolis_matrix(self, q, qd)
 
@@ -481,12 +481,12 @@ class RobotModel:
         return self._engine.with_gravity("nle", gravity, q, qd)
 
     def kinetic_energy(self, q: Any, qd: Any) -> np.ndarray:
-        from .dynamic_terms import kinetic_energy
+        from ..dynamics.dynamic_terms import kinetic_energy
 
         return kinetic_energy(self, q, qd)
 
     def potential_energy(self, q: Any, gravity: Any = None) -> np.ndarray:
-        from .dynamic_terms import potential_energy
+        from ..dynamics.dynamic_terms import potential_energy
 
         return potential_energy(self, q, gravity=gravity)
 
@@ -504,7 +504,7 @@ class RobotModel:
     # ------------------------------------------- base parameters (issue 5, base_parameters.py)
     def base_parameters(self, samples: int | None = None, seed: int = 0, tol: float | None = None) -> Any:
         """Base (minimum) parameters by the closed-form method of 000 with a numerical step (c)."""
-        from .base_parameters import base_parameters
+        from ..dynamics.base_parameters import base_parameters
 
         return base_parameters(self, samples=samples, seed=seed, tol=tol)
 

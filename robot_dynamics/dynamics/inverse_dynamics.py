@@ -29,7 +29,7 @@ from typing import Any
 
 import numpy as np
 
-from .mdh import PRISMATIC
+from ..model.mdh import PRISMATIC
 
 __all__ = ["inverse_dynamics", "regressor", "check_states", "external_wrenches", "forward_recursion"]
 

@@ -8,7 +8,7 @@
   forms A.  It follows the antecedent of each joint, so it also handles trees.
 
 Inputs and outputs are in URDF joint coordinates, ``(n,)`` or a batch ``(N, n)``;
-``f_ext``, ``gravity`` and ``f_ext_frame`` as in :func:`robot_dynamics.inverse_dynamics.inverse_dynamics`.
+``f_ext``, ``gravity`` and ``f_ext_frame`` as in :func:`robot_dynamics.dynamics.inverse_dynamics.inverse_dynamics`.
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 
+from ..model.mdh import PRISMATIC
 from .dynamic_terms import _axis_index, _inertia_matrix_mdh, screw_transforms, spatial_inertias
 from .inverse_dynamics import (
     _cross,
@@ -31,7 +32,6 @@ from .inverse_dynamics import (
     mdh_geometry,
     newton_euler_mdh,
 )
-from .mdh import PRISMATIC
 
 __all__ = ["cholesky_solve", "forward_dynamics"]
 

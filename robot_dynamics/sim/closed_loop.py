@@ -18,9 +18,9 @@ from typing import Any
 
 import numpy as np
 
-from .control import CONTROLLERS, JointController, make_controller, max_diagonal_inertia
-from .robot_model import RobotModel
-from .trajectory import Trajectory, point_to_point
+from ..control import CONTROLLERS, JointController, make_controller, max_diagonal_inertia
+from ..model.robot_model import RobotModel
+from ..trajectory import Trajectory, point_to_point
 
 DEFAULT_ACCELERATION = 5.0  # rad/s^2 (m/s^2) when the model has no acceleration limit
 
@@ -81,7 +81,7 @@ def run_closed_loop(
     qd0: Any = None,
     divergence_bound: float = 10.0,
 ) -> ClosedLoopResult:
-    """Simulate ``controller`` on ``plant`` (a :class:`~robot_dynamics.simulator.MujocoArm`) along ``trajectory``.
+    """Simulate ``controller`` on ``plant`` (a :class:`~robot_dynamics.sim.simulator.MujocoArm`) along ``trajectory``.
 
     The plant starts at ``q0`` (default: the trajectory start) at rest and runs for
     ``trajectory.duration + settle_time``.  The controller sees the (possibly noisy)
@@ -170,7 +170,7 @@ def run_simulation(
     """One closed-loop experiment from a URDF path / bundled robot name (or a model); returns the metrics.
 
     The controller uses the nominal model; the plant uses a copy with every inertial
-    parameter off by ``model_error`` (random signs, :func:`~robot_dynamics.simulator.perturbed`),
+    parameter off by ``model_error`` (random signs, :func:`~robot_dynamics.sim.simulator.perturbed`),
     an optional tip ``payload`` (kg) and measurement noise.
     """
     from .simulator import MujocoArm, perturbed
@@ -178,7 +178,7 @@ def run_simulation(
     if isinstance(urdf, RobotModel):
         model = urdf
     else:
-        from .robots import load_model
+        from ..model.robots import load_model
 
         model = load_model(urdf)
     n = model.dof
