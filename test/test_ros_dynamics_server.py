@@ -95,7 +95,7 @@ def test_dynamic_terms_and_forward_dynamics(server, model):
     np.testing.assert_allclose(a, cols.T, rtol=1e-10, atol=1e-10)
     np.testing.assert_allclose(np.array(resp.coriolis) + np.array(resp.gravity) + np.array(resp.friction), bias, atol=1e-10)
     tau = bias + a @ np.ones(model.dof)
-    for method in ("cholesky", "recursive"):
+    for method in ("", "cholesky", "recursive"):  # "": the engine (customized O(n) model once compiled)
         r = call_service(node, clients["fd"], ForwardDynamics.Request(positions=q.tolist(), velocities=qd.tolist(), efforts=tau.tolist(), method=method))
         assert r.success, r.message
         np.testing.assert_allclose(r.accelerations, np.ones(model.dof), atol=1e-9)

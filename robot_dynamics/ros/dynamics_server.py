@@ -3,7 +3,9 @@
 Services (joint order by name; empty ``joint_names`` = model order):
   ``~/inverse_dynamics`` (InverseDynamics): efforts along any number of states, one vectorized call.
   ``~/dynamic_terms`` (DynamicTerms): A(q), C(q, qd) qd, Q(q) and friction at one state.
-  ``~/forward_dynamics`` (ForwardDynamics): accelerations, method ``cholesky`` or ``recursive``.
+  ``~/forward_dynamics`` (ForwardDynamics): accelerations; ``method`` empty = the model's engine (the
+  customized O(n) program of 001 §7.6.2 once compiled, A⁻¹(Γ − H) until then), or the NumPy algorithm
+  ``cholesky`` or ``recursive``.
   ``~/base_parameters`` (BaseParameters): names, values and relations of the base inertial parameters.
 
 Every bad request is answered with ``success=false`` and a message ``"<cause>: <sentence>"``
@@ -12,7 +14,8 @@ Every bad request is answered with ``success=false`` and a message ``"<cause>: <
 output is checked finite; the node keeps serving.
 
 Bounded work: each service has its own callback group and the node runs a multithreaded
-executor, so one huge request (rclpy turns it into Python objects before any of our code runs)
+executor (``~/inverse_dynamics`` runs on a hidden side node with its own single-threaded executor thread,
+see ``__init__``), so one huge request (rclpy turns it into Python objects before any of our code runs)
 never blocks the other services; the size (``max_points``) is checked first, before any
 per-point work, and the unpacking/packing is one array operation per field.  Two things would
 still hold the GIL for seconds: CPython's automatic full collections while a huge request is
@@ -98,13 +101,21 @@ class DynamicsServer(Node):
         gc.disable()  # collections on our schedule: see the module docstring
         threading.Thread(target=self._housekeeping, name="housekeeping", daemon=True).start()
         services: tuple[tuple[Any, str, Callable], ...] = (
-            (InverseDynamics, "~/inverse_dynamics", self.inverse_dynamics),
             (DynamicTerms, "~/dynamic_terms", self.dynamic_terms),
             (ForwardDynamics, "~/forward_dynamics", self.forward_dynamics),
             (BaseParameters, "~/base_parameters", self.base_parameters),
         )
         for srv_type, name, handler in services:
             self.create_service(srv_type, name, self._serve(handler), callback_group=MutuallyExclusiveCallbackGroup())
+        # ~/inverse_dynamics, the hot path of clients (e.g. feed-forward for each planned trajectory), lives on a
+        # hidden side node of this process spun by its own single-threaded executor (runtime.run_node): the
+        # multithreaded executor's hand-off costs about 1 ms per call.  Same resolved name (remaps of this node
+        # applied), no parameters or rosout of its own; a huge request blocks only this service's thread.
+        side = Node(f"_{self.get_name()}_inverse_dynamics", namespace=self.get_namespace(), context=self.context,
+                    use_global_arguments=False, start_parameter_services=False, enable_rosout=False)
+        side.create_service(InverseDynamics, self.resolve_service_name("~/inverse_dynamics"),
+                            self._serve(self.inverse_dynamics))
+        self.side_nodes = (side,)
         self.description = RobotDescription(self, self._on_model, MutuallyExclusiveCallbackGroup(), lock_from_joint_states=True)
 
     @property
@@ -226,8 +237,8 @@ class DynamicsServer(Node):
 
     def forward_dynamics(self, loaded: _Loaded, request: ForwardDynamics.Request, response: ForwardDynamics.Response) -> None:
         model = loaded.model
-        method = request.method or "cholesky"
-        if method not in METHODS:
+        method = request.method or None  # empty: the engine (compiled customized model)
+        if method is not None and method not in METHODS:
             raise Refused("unknown_method", f"unknown method {short(method)}; use 'cholesky' or 'recursive'")
         order, q, qd = self._state(model, request)
         tau = order.model_vector(request.efforts, "efforts", model.dof)

@@ -2,9 +2,11 @@
 
 The interpolation degree follows the filled fields of the points: positions
 only -> linear; + velocities -> cubic Hermite; + accelerations -> quintic
-Hermite.  Segment polynomials are computed once; ``evaluate`` is vectorized and
-cheap for a single time (one ``searchsorted`` and a Horner scheme), so a
-controller can call it every cycle.
+Hermite.  Segment polynomials are computed once; ``evaluate`` is vectorized
+(one ``searchsorted`` and a Horner scheme), and ``at(t)`` is the control cycle's
+single-time path: a cursor on the current segment (amortized O(1) for times that
+move forward, a binary search otherwise) and one 3x6 by 6xn product of the
+powers of s with the segment's coefficients.
 """
 
 from __future__ import annotations
@@ -77,6 +79,10 @@ class SampledTrajectory(Trajectory):
         self.positions = p
         self.duration = float(t[-1])
         self._coef = self._coefficients(t, p, v, a, degree)  # (segments, 6, n)
+        self._cursor = 0
+        self._times = t.tolist()
+        self._powers = np.zeros((3, 6))
+        self._hold = (p[0].copy(), np.zeros(n), np.zeros(n))
 
     @staticmethod
     def _coefficients(t: np.ndarray, p: np.ndarray, v: np.ndarray, a: np.ndarray, degree: int) -> np.ndarray:
@@ -98,6 +104,39 @@ class SampledTrajectory(Trajectory):
             c[:, 4] = (-30 * dp + (14 * v1 + 16 * v0) * T + (3 * a0 - 2 * a1) * T**2) / (2 * T**4)
             c[:, 5] = (12 * dp - 6 * (v1 + v0) * T - (a0 - a1) * T**2) / (2 * T**5)
         return c
+
+    def at(self, t: float) -> Triple:
+        """(q, qd, qdd) at one time ``t`` (s, finite), shapes (n,): the same values as ``evaluate(t)``.
+
+        Clamped like ``evaluate``: before 0 the start is held and after ``duration`` the end, at zero
+        velocity and acceleration.  The segment is found from the previous call's (a cursor moved forward,
+        so a control loop pays O(1) per cycle; a binary search when time jumps)."""
+        times = self._times
+        segments = len(times) - 1
+        if segments == 0:
+            return self._hold[0].copy(), self._hold[1].copy(), self._hold[2].copy()
+        inside = 0.0 <= t <= self.duration
+        tc = min(max(t, times[0]), self.duration)
+        k = self._cursor
+        if not (times[k] <= tc < times[k + 1]):
+            if k + 2 <= segments and times[k + 1] <= tc < times[k + 2]:
+                k += 1
+            else:
+                k = min(max(int(np.searchsorted(self.times, tc, side="right")) - 1, 0), segments - 1)
+            self._cursor = k
+        s = tc - times[k]
+        pw = self._powers
+        s2 = s * s
+        s3 = s2 * s
+        s4 = s3 * s
+        pw[0] = (1.0, s, s2, s3, s4, s4 * s)
+        if inside and t >= times[0]:
+            pw[1] = (0.0, 1.0, 2.0 * s, 3.0 * s2, 4.0 * s3, 5.0 * s4)
+            pw[2] = (0.0, 0.0, 2.0, 6.0 * s, 12.0 * s2, 20.0 * s3)
+        else:  # held: the position only
+            pw[1:] = 0.0
+        out = pw @ self._coef[k]
+        return out[0], out[1], out[2]
 
     def _evaluate(self, t: np.ndarray) -> Triple:
         if self._coef.shape[0] == 0:  # a single point: hold it
