@@ -2,10 +2,17 @@
 
 Usage: ``python bench/bench_controller.py [URDF or bundled name] [--calls N]``
 (default: the bundled RX-90).  Each law is called N times (default 5000) on random
-states/references; the median and 99th percentile of one ``compute`` call are
-printed, plus the same computed-torque law written with ``pin.rnea`` (C++), and the
-ratio ours / Pinocchio.  Also times the vectorized ``model.inverse_dynamics`` for one
-state, which the controllers do not use in the loop (see control/realtime_dynamics.py).
+states/references; the median and 99th percentile of one ``compute`` call are printed,
+plus the same computed-torque law written with ``pin.rnea`` (C++), and the ratio
+ours / Pinocchio.  The laws call ``model.inverse_dynamics``, i.e. the model's engine
+(:class:`robot_dynamics.symbolic.codegen.Engine`); three copies of the model are timed:
+
+* ``compiled``: the customized program compiled to C (``model.compile``), what the laws run by default;
+* ``python``: the generated scalar Python program, the engine of a machine without a C compiler
+  (here ``codegen.compiler`` is made to find none);
+* ``numpy``: the NumPy model (``model.set_backend("numpy")``).
+
+plus one state of ``model.inverse_dynamics`` alone on each engine.
 """
 
 from __future__ import annotations
@@ -23,6 +30,7 @@ sys.path.insert(0, str(ROOT))
 
 from robot_dynamics.control import CONTROLLERS, make_controller  # noqa: E402
 from robot_dynamics.model.robot_model import RobotModel  # noqa: E402
+from robot_dynamics.symbolic import codegen  # noqa: E402
 
 
 def per_call(fn, args_list) -> np.ndarray:
@@ -56,13 +64,32 @@ def pinocchio_computed_torque(path: str, model: RobotModel, kp: np.ndarray, kd: 
     return law
 
 
+def engines(path: str) -> dict[str, RobotModel]:
+    """One model per engine of ``inverse_dynamics``: compiled C, generated scalar Python, NumPy."""
+    compiled = RobotModel.from_urdf(path)
+    status = compiled.compile("inverse_dynamics")["inverse_dynamics"]
+    if status != "compiled":
+        raise SystemExit(f"the inverse dynamics did not compile ({status}): is there a C compiler?")
+    python = RobotModel.from_urdf(path)
+    real = codegen.compiler
+    codegen.compiler = lambda: None  # as on a machine without a C compiler
+    try:
+        assert python.compile("inverse_dynamics")["inverse_dynamics"] == "python"
+    finally:
+        codegen.compiler = real
+    numpy_model = RobotModel.from_urdf(path)
+    numpy_model.set_backend("numpy")
+    return {"compiled": compiled, "python": python, "numpy": numpy_model}
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("urdf", nargs="?", default="rx90")
     ap.add_argument("--calls", type=int, default=5000)
     args = ap.parse_args()
     path = args.urdf if Path(args.urdf).exists() else str(ROOT / "urdf" / f"{args.urdf}.urdf")
-    model = RobotModel.from_urdf(path)
+    models = engines(path)
+    model = models["compiled"]
     n = model.dof
     rng = np.random.default_rng(0)
     states = [(0.0, *rng.uniform(-1.5, 1.5, (5, n))) for _ in range(args.calls)]
@@ -71,26 +98,28 @@ def main() -> None:
     a = np.ones(n)  # gains only; cost does not depend on them
     ct = make_controller("computed_torque", model, 20.0)
     pin_law = pinocchio_computed_torque(path, model, ct.kp, ct.kd)
-    for s in states[:20]:  # same law, same numbers
-        np.testing.assert_allclose(ct.compute(*s), pin_law(*s), rtol=1e-9, atol=1e-9)
     rows = []
     for name in CONTROLLERS:
         ctrl = make_controller(name, model, 20.0, a=a)
-        rows.append((name, per_call(ctrl.compute, states)))
+        rows.append((f"{name} (compiled)", per_call(ctrl.compute, states)))
+    for engine in ("python", "numpy"):
+        law = make_controller("computed_torque", models[engine], 20.0)
+        for s in states[:20]:  # same law, same numbers
+            np.testing.assert_allclose(law.compute(*s), pin_law(*s), rtol=1e-9, atol=1e-9)
+        calls = states if engine != "numpy" else states[:500]
+        rows.append((f"computed_torque ({engine})", per_call(law.compute, calls)))
+    for s in states[:20]:
+        np.testing.assert_allclose(ct.compute(*s), pin_law(*s), rtol=1e-9, atol=1e-9)
     t_pin = per_call(pin_law, states)
     rows.append(("computed_torque (pin.rnea)", t_pin))
-    fast = RobotModel.from_urdf(path)
-    fast.set_backend("generated")  # the customized model compiled to C (what the controller node uses)
-    ct_gen = make_controller("computed_torque", fast, 20.0, inverse_dynamics=fast.inverse_dynamics)
-    for s in states[:20]:
-        np.testing.assert_allclose(ct_gen.compute(*s), pin_law(*s), rtol=1e-9, atol=1e-9)
-    rows.append(("computed_torque (generated C)", per_call(ct_gen.compute, states)))
-    q0 = states[0][1]
-    rows.append(("model.inverse_dynamics, 1 state", per_call(model.inverse_dynamics, [(q0, q0, q0)] * 500)))
-    print(f"{'law':34s} {'median us':>10s} {'p99 us':>10s} {'vs pin':>8s}")
+    q0 = states[0][1:4]
+    for engine, m in models.items():
+        assert m.engine["inverse_dynamics"] == engine, m.engine
+        rows.append((f"model.inverse_dynamics, 1 state ({engine})", per_call(m.inverse_dynamics, [q0] * 500)))
+    print(f"{'law':44s} {'median us':>10s} {'p99 us':>10s} {'vs pin':>8s}")
     med_pin = np.median(t_pin)
     for name, t in rows:
-        print(f"{name:34s} {np.median(t):10.1f} {np.percentile(t, 99):10.1f} {np.median(t) / med_pin:8.1f}")
+        print(f"{name:44s} {np.median(t):10.1f} {np.percentile(t, 99):10.1f} {np.median(t) / med_pin:8.1f}")
 
 
 if __name__ == "__main__":

@@ -1,9 +1,10 @@
 """Control laws of 001 chapter 9 against independent oracles.
 
 Oracles: MuJoCo's M(q), bias forces and ``mj_inverse`` (plant built from the same
-model), the vectorized Newton–Euler of ``robot_dynamics.dynamics.inverse_dynamics`` (a
-different implementation than the scalar one used in the loop), the characteristic
-polynomials [9.9] / [9.25] and hand-derived values.
+model), the characteristic polynomials [9.9] / [9.25] and hand-derived values.
+The laws' Newton–Euler is the model's engine (``model.inverse_dynamics``): the NumPy model
+in this test suite, and the generated scalar Python program (the engine of a machine
+without a C compiler), both checked against MuJoCo here.
 """
 
 from __future__ import annotations
@@ -23,7 +24,6 @@ from robot_dynamics.control import (
     PDGravityController,
     PIDController,
     PredictiveController,
-    RealTimeNewtonEuler,
     computed_torque_gains,
     make_controller,
     max_diagonal_inertia,
@@ -31,6 +31,7 @@ from robot_dynamics.control import (
     pid_gains,
 )
 from robot_dynamics.sim.simulator import MujocoArm
+from robot_dynamics.symbolic import codegen
 
 RX90 = seed_robots.rx90()
 A_RX90 = np.array([8.7929, 8.5054, 1.6064, 0.1174, 0.1074, 0.0505])  # max A_jj, computed once (checked below)
@@ -45,23 +46,44 @@ def _rand_state(rng, n, scale=2.0):
     return rng.uniform(-scale, scale, (5, n))
 
 
-# ------------------------------------------------------- scalar Newton–Euler
+# ------------------------------------------------- the laws' Newton–Euler
+def _on_scalar_python(model: RobotModel) -> RobotModel:
+    """``model`` with its engine on the generated scalar Python program (as on a machine without a C compiler)."""
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(codegen, "compiler", lambda: None)
+        assert model.compile("inverse_dynamics") == {"inverse_dynamics": "python"}
+    return model
+
+
+@pytest.fixture(scope="module")
+def rx90_python() -> RobotModel:
+    return _on_scalar_python(seed_robots.rx90())
+
+
 @pytest.mark.parametrize("factory", [seed_robots.rx90, seed_robots.stanford_arm, seed_robots.scara,
                                      seed_robots.planar_2r])
-def test_realtime_newton_euler_matches_vectorized_ne_and_mujoco(factory):
-    model = factory()
-    ne = RealTimeNewtonEuler(model)
-    arm = MujocoArm(model)
+def test_law_dynamics_is_the_model_engine_and_matches_mujoco(factory):
+    """The default NE of the laws is ``model.inverse_dynamics`` (friction and rotor inertia included, URDF
+    coordinates): on the NumPy engine and on the generated scalar Python one, state by state, vs mj_inverse."""
+    arm = MujocoArm(factory())
     rng = np.random.default_rng(0)
-    q, qd, qdd = rng.uniform(-2, 2, (3, 12, model.dof))
-    ref = model.inverse_dynamics(q, qd, qdd)
-    for k in range(12):
-        out = ne(q[k], qd[k], qdd[k])
-        np.testing.assert_allclose(out, ref[k], rtol=1e-12, atol=1e-10)
-        np.testing.assert_allclose(out, arm.inverse_dynamics(q[k], qd[k], qdd[k]), rtol=1e-9, atol=1e-9)
+    for engine in ("numpy", "python"):
+        model = factory()
+        if engine == "python":
+            _on_scalar_python(model)
+        assert model.engine["inverse_dynamics"] == engine
+        ctrl = ComputedTorqueController(model, 1.0, 1.0)
+        assert ctrl.inverse_dynamics == model.inverse_dynamics
+        q, qd, qdd = rng.uniform(-2, 2, (3, 12, model.dof))
+        for k in range(12):
+            out = ctrl.inverse_dynamics(q[k], qd[k], qdd[k])
+            assert out.shape == (model.dof,)
+            np.testing.assert_allclose(out, arm.inverse_dynamics(q[k], qd[k], qdd[k]), rtol=1e-9, atol=1e-9)
 
 
-def test_realtime_newton_euler_on_a_tree_and_with_gravity_override():
+def test_law_dynamics_on_a_tree_and_with_another_gravity():
+    """A tree (second branch on link a, flipped axis), both engines, vs MuJoCo; gravity is the model's:
+    another gravity is another model (with its own plant)."""
     from robot_dynamics import MDHJoint
 
     joints = [
@@ -79,17 +101,23 @@ def test_realtime_newton_euler_on_a_tree_and_with_gravity_override():
     model = RobotModel(joints, tip_link="lb", frames={"la": (1, np.eye(4)), "lb": (2, np.eye(4)), "lc": (3, np.eye(4))},
                        inertial=inertial, Ia=[0.1, 0.2, 0.3], Fv=[0.5, 0.1, 0.2], Fc=[1.0, 0.5, 0.2])
     arm = MujocoArm(model)
-    ne = RealTimeNewtonEuler(model)
-    for _ in range(5):
-        q, qd, qdd = rng.uniform(-2, 2, (3, 3))
-        np.testing.assert_allclose(ne(q, qd, qdd), arm.inverse_dynamics(q, qd, qdd), atol=1e-10)
     g = np.array([1.0, -2.0, -3.0])
-    ne_g = RealTimeNewtonEuler(model, gravity=g)
-    q = rng.uniform(-1, 1, 3)
-    np.testing.assert_allclose(ne_g(q, np.zeros(3), np.zeros(3)),
-                               model.inverse_dynamics(q, np.zeros(3), np.zeros(3), gravity=g), atol=1e-12)
-    with pytest.raises(ValueError):
-        ne(np.zeros(2), np.zeros(3), np.zeros(3))
+    arm_g = MujocoArm(model.replace(gravity=g))
+    for engine in ("numpy", "python"):
+        m = model.replace() if engine == "numpy" else _on_scalar_python(model.replace())
+        ctrl = ComputedTorqueController(m, 1.0, 1.0)
+        for _ in range(5):
+            q, qd, qdd = rng.uniform(-2, 2, (3, 3))
+            np.testing.assert_allclose(ctrl.inverse_dynamics(q, qd, qdd), arm.inverse_dynamics(q, qd, qdd), atol=1e-10)
+        m_g = m.replace(gravity=g)
+        m_g = m_g if engine == "numpy" else _on_scalar_python(m_g)
+        pd_g = PDGravityController(m_g, 1.0, 1.0)
+        q = rng.uniform(-1, 1, 3)
+        expected = arm_g.inverse_dynamics(q, np.zeros(3), np.zeros(3))
+        np.testing.assert_allclose(pd_g._gravity(q), expected, atol=1e-12)
+        assert np.abs(expected - arm.inverse_dynamics(q, np.zeros(3), np.zeros(3))).max() > 0.1
+        with pytest.raises(ValueError):
+            ctrl.inverse_dynamics(np.zeros(2), np.zeros(3), np.zeros(3))
 
 
 # ------------------------------------------------------------------- gains
@@ -154,9 +182,12 @@ def test_bad_gains_raise():
 
 
 # ----------------------------------------------------- control laws vs MuJoCo
-def test_computed_torque_tracking_is_a_w_plus_h(rx90_plant):
+@pytest.mark.parametrize("engine", ["numpy", "python"])
+def test_computed_torque_tracking_is_a_w_plus_h(rx90_plant, rx90_python, engine):
     """[9.22]/[9.24]: Γ = A(q) w + H(q, q̇), A and H from MuJoCo (M, bias, damping, Coulomb)."""
-    ctrl = ComputedTorqueController.tuned(RX90, 15.0, 0.8, effort_limit=np.inf)
+    model = RX90 if engine == "numpy" else rx90_python
+    assert model.engine["inverse_dynamics"] == engine
+    ctrl = ComputedTorqueController.tuned(model, 15.0, 0.8, effort_limit=np.inf)
     kp, kd = 15.0**2, 2 * 0.8 * 15.0
     rng = np.random.default_rng(4)
     for _ in range(5):
@@ -277,9 +308,10 @@ def test_wrong_shapes_raise():
         ctrl.compute(np.nan, np.zeros(6), np.zeros(6), np.zeros(6))
 
 
-def test_per_cycle_cost_below_100_us():
-    """Computed torque on the 6-dof RX-90, median over 2000 calls (issue 8: < 100 µs in Python)."""
-    ctrl = make_controller("computed_torque", RX90, 20.0)
+def test_per_cycle_cost_below_100_us(rx90_python):
+    """Computed torque on the 6-dof RX-90 on the slowest engine the laws end up on (the generated scalar
+    Python program: no C compiler), median over 2000 calls (issue 8: < 100 µs in Python)."""
+    ctrl = make_controller("computed_torque", rx90_python, 20.0)
     rng = np.random.default_rng(8)
     states = rng.uniform(-1, 1, (2000, 5, 6))
     times = np.empty(len(states))

@@ -9,7 +9,7 @@ numbered depth-first and also breadth-first (a(j) < j, but not pre-order: MuJoCo
 
 Consumers: the generated backend (customized symbolic NE compiled to C, and its NumPy variant) for
 the inverse dynamics, regressor, inertia matrix and gravity, built once in an empty cache; the
-scalar control-loop NE (``RealTimeNewtonEuler``); the MuJoCo plant of ``simulator.py``; the URDF
+control laws' NE (the model's engine, on the generated scalar Python program); the MuJoCo plant of ``simulator.py``; the URDF
 export (re-read with ``RobotModel.from_urdf``); the ROS message conversion; Lin's identification
 (which must refuse trees).
 
@@ -33,11 +33,12 @@ from pinocchio_from_mdh import random_inertial, random_rotation
 from pinocchio_oracle import PinocchioURDF
 
 from robot_dynamics import MDHJoint, RobotModel
-from robot_dynamics.control.realtime_dynamics import RealTimeNewtonEuler
+from robot_dynamics.control import ComputedTorqueController
 from robot_dynamics.dynamics.inverse_dynamics import regressor
 from robot_dynamics.identification.lin import inertia_constants, lin_identify, varying_parts
 from robot_dynamics.model.urdf_export import model_to_urdf
 from robot_dynamics.sim.simulator import MujocoArm, model_to_mjcf
+from robot_dynamics.symbolic import codegen
 from robot_dynamics.symbolic.codegen import GeneratedBackend
 from robot_dynamics.symbolic.customized_model import customized_inverse_dynamics
 
@@ -318,21 +319,26 @@ def test_generated_variants_on_a_tree_numbered_breadth_first(robots, cold_cache)
 
 # ------------------------------------------------------------------ control loop NE
 @pytest.mark.parametrize("name", ["synthetic", "panda", "baxter"])
-def test_realtime_newton_euler_equals_numpy(robots, name: str) -> None:
-    m = robots[name][0]
+def test_control_law_dynamics_equal_pinocchio(robots, monkeypatch, name: str) -> None:
+    """The laws' Newton–Euler (the model's engine, here without a C compiler: the generated scalar Python
+    program) state by state vs Pinocchio; the synthetic tree also numbered breadth-first."""
+    m, urdf = robots[name]
+    ref_model = Oracle(m, urdf)
     rng = np.random.default_rng(9)
     q, qd, qdd = _states(m, rng, 10)
-    ref = m.inverse_dynamics(q, qd, qdd)
-    ne = RealTimeNewtonEuler(m)
-    assert _rel(np.array([ne(*x) for x in zip(q, qd, qdd, strict=True)]), ref) < 1e-12
+    ref = ref_model.inverse_dynamics(q, qd, qdd)
+    monkeypatch.setattr(codegen, "compiler", lambda: None)
+    variants = [(m.replace(), list(range(m.dof)))]
     if name == "synthetic":
         bfs = renumbered(m, _BFS)
-        perm = [bfs.joint_names.index(nm) for nm in m.joint_names]
-        ne_b = RealTimeNewtonEuler(bfs)
+        variants.append((bfs, [bfs.joint_names.index(nm) for nm in m.joint_names]))
+    for model, perm in variants:
+        assert model.compile("inverse_dynamics") == {"inverse_dynamics": "python"}
+        ctrl = ComputedTorqueController(model, 1.0, 1.0)
         for k in range(len(q)):
             qb, qdb, qddb = (np.empty(m.dof) for _ in range(3))
             qb[perm], qdb[perm], qddb[perm] = q[k], qd[k], qdd[k]
-            assert _rel(ne_b(qb, qdb, qddb)[perm], ref[k]) < 1e-12
+            assert _rel(ctrl.inverse_dynamics(qb, qdb, qddb)[perm], ref[k]) < TOL, (model.name, k)
 
 
 # ------------------------------------------------------------------ MuJoCo plant

@@ -1,4 +1,4 @@
-"""Joint-space control laws of 001 chapter 9 (pure core: NumPy + the Newton–Euler model).
+"""Joint-space control laws of 001 chapter 9 (pure core: NumPy + the model's Newton–Euler engine).
 
 ``make_controller(name, model, omega, ...)`` builds one of ``CONTROLLERS`` with the
 gain design of the seed: PID [9.5]/[9.10], PD + gravity [9.12], computed torque
@@ -16,7 +16,6 @@ from .computed_torque import ComputedTorqueController, PredictiveController
 from .gains import computed_torque_gains, max_diagonal_inertia, pd_gains, pid_gains
 from .pd_gravity import PDGravityController
 from .pid import PIDController
-from .realtime_dynamics import RealTimeNewtonEuler
 from .task_space import TaskSpaceComputedTorque
 
 CONTROLLERS = ("computed_torque", "position", "predictive", "pd_gravity", "pid", "task_space")
@@ -53,7 +52,6 @@ __all__ = [
     "PDGravityController",
     "PIDController",
     "PredictiveController",
-    "RealTimeNewtonEuler",
     "TaskSpaceComputedTorque",
     "computed_torque_gains",
     "gain_vector",

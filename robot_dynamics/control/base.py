@@ -18,7 +18,6 @@ from typing import Any
 import numpy as np
 
 from ..model.robot_model import RobotModel
-from .realtime_dynamics import RealTimeNewtonEuler
 
 InverseDynamics = Callable[[np.ndarray, np.ndarray, np.ndarray], np.ndarray]
 
@@ -42,9 +41,11 @@ class JointController:
         if lim.shape != (n,) or np.any(np.isnan(lim)) or np.any(lim <= 0):
             raise ValueError(f"effort_limit must be ({n},) and > 0, got {lim}")
         self.effort_limit = lim
-        # Newton–Euler inverse dynamics Γ = NE(q, q̇, q̈) (001 §9.4.2.5); default: the scalar
-        # single-state evaluator (same recursion as model.inverse_dynamics, ~25x faster per call)
-        self.inverse_dynamics: InverseDynamics = inverse_dynamics or RealTimeNewtonEuler(model)
+        # Newton–Euler inverse dynamics Γ = NE(q, q̇, q̈) (001 §9.4.2.5), URDF coordinates, friction and rotor
+        # inertia included; default: the model's engine (model.inverse_dynamics: its compiled customized
+        # program, or without a C compiler the generated scalar Python one; the NumPy model until it is
+        # ready, see robot_dynamics.symbolic.codegen.Engine and RobotModel.compile)
+        self.inverse_dynamics: InverseDynamics = inverse_dynamics or model.inverse_dynamics
         self.saturated = np.zeros(n, dtype=bool)
         self._zero = np.zeros(n)
         self._e = np.empty(n)

@@ -18,15 +18,18 @@ from typing import Any
 import numpy as np
 
 from ..model.mdh import PRISMATIC
+from . import recursion
 from .dynamic_terms import _axis_index, _inertia_matrix_mdh, screw_transforms, spatial_inertias
 from .inverse_dynamics import (
+    NumpyArithmetic,
     _cross,
     _cross_z,
     _gravity_r0,
     _rt,
+    _tree,
+    _varray,
     check_states,
     external_wrenches,
-    forward_recursion,
     friction_rotor,
     inertia_tensors,
     mdh_geometry,
@@ -64,14 +67,15 @@ def _recursive_mdh(
     rev = model.sigma != PRISMATIC
     ant = model.antecedent
     ax = _axis_index(model)
-    # i) first forward recursion: ω_j (the NE recursion, 7.51–7.52), γ_j (7.68), β_j (7.70)
-    w = forward_recursion(model, rot, pos, qd_m, np.zeros_like(qd_m), np.zeros(3))[0]
+    # i) first forward recursion: ω_j (the velocity pass of the NE recursion, 7.51–7.52), γ_j (7.68), β_j (7.70)
+    kin = recursion.forward(NumpyArithmetic(model, q, qd_m, None, g0), *_tree(model), accelerations=False)
+    w = [_varray(v, b) for v in kin.w]
     gamma = np.zeros((b, n, 6))
     beta = np.zeros((b, n, 6))
     for j in range(1, n + 1):
         i = j - 1
-        wa, wj = w[:, ant[i]], w[:, j]
-        wxa = _cross_z(_rt(rot[:, i], wa), qd_m[:, i])
+        wa, wj = w[ant[i]], w[j]
+        wxa = _cross_z(_varray(kin.wi[j], b), qd_m[:, i])  # ^jω_{a(j)} × q̇_j a_j
         gamma[:, i, :3] = _rt(rot[:, i], _cross(wa, _cross(wa, pos[:, i])))
         if rev[i]:
             gamma[:, i, 3:] = wxa

@@ -25,11 +25,13 @@ Conventions
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
 
 from ..model.mdh import PRISMATIC
+from . import recursion
 
 __all__ = ["inverse_dynamics", "regressor", "check_states", "external_wrenches", "forward_recursion"]
 
@@ -169,41 +171,232 @@ def external_wrenches(model: Any, q: np.ndarray, f_ext: Any, frame: str, batch: 
 
 
 # ----------------------------------------------------------------- NE core
+Vec = tuple[Any, Any, Any]  # components x, y, z: (B,) arrays (or floats for constants)
+
+
+def _vcross(a: Vec, b: Vec) -> Vec:
+    """a × b on components."""
+    return a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]
+
+
+def _vmat(m: list[list[float]], v: Vec) -> Vec:
+    """M v for a constant 3x3 M (exact zeros skipped: diagonal inertia tensors)."""
+    out = []
+    for r in range(3):
+        terms = [m[r][c] * v[c] for c in range(3) if m[r][c] != 0.0]
+        out.append(sum(terms[1:], terms[0]) if terms else 0.0)
+    return out[0], out[1], out[2]
+
+
+def _varray(v: Vec, b: int) -> np.ndarray:
+    """(B, 3) array of a component vector."""
+    out = np.empty((b, 3))
+    out[:, 0], out[:, 1], out[:, 2] = v
+    return out
+
+
+class _Joint:
+    """What the NumPy arithmetic needs of joint j: cos/sin of θ_j, α_j, γ_j and ^{a(j)}P_j (components), or
+    a general rotation (3x3 of (B,) arrays) when the geometry is given as matrices."""
+
+    __slots__ = ("c", "s", "ca", "sa", "cg", "sg", "alpha", "gamma", "p", "matrix")
+
+    def __init__(self) -> None:
+        self.matrix: list[list[Any]] | None = None
+
+
+class NumpyArithmetic:
+    """The primitives of :class:`robot_dynamics.dynamics.recursion.Arithmetic` in NumPy over a batch of B states.
+
+    Vectors are 3-tuples of (B,) arrays (component-wise arithmetic: no small matrix products or fancy
+    indexing per joint), scalars (B,) arrays, the link state (ω_j, ω̇_j).  Rotations use the MDH structure
+    ^jR_{a(j)} v = Rot(z, −θ_j) Rot(x, −α_j) Rot(z, −γ_j) v (the α and γ steps skipped when exactly 0).
+
+    ``q`` URDF positions (B, n) (or ``geometry=(rot, pos)`` of :func:`mdh_geometry`), ``qd_m``/``qdd_m`` MDH
+    joint rates (B, n) (``qdd_m`` None for a velocity pass), ``g0`` gravity in R0, ``fe`` (B, n, 6) the
+    wrenches exerted on the environment, ``friction``: add Fc sign(q̇) + Fv q̇ + Ia q̈ to Γ (7.61)."""
+
+    def __init__(
+        self, model: Any, q: np.ndarray | None, qd_m: np.ndarray, qdd_m: np.ndarray | None, g0: np.ndarray,
+        fe: np.ndarray | None = None, friction: bool = False,
+        geometry: tuple[np.ndarray, np.ndarray] | None = None,
+    ) -> None:
+        self.model, self.g0, self.fe, self.friction = model, g0, fe, friction
+        self.batch = qd_m.shape[0]
+        # one state: Python floats (a NumPy call on a (1,) array costs ten float operations)
+        self.scalar = self.batch == 1 and geometry is None
+        if self.scalar:
+            self.qd, self.qdd = qd_m[0].tolist(), None if qdd_m is None else qdd_m[0].tolist()
+        else:
+            self.qd = np.ascontiguousarray(qd_m.T)
+            self.qdd = None if qdd_m is None else np.ascontiguousarray(qdd_m.T)
+        self.joints = self._geometry(model, q, self.scalar) if geometry is None else self._matrices(*geometry)
+        self._inertia: list[tuple[list[list[float]], Vec, float]] | None = None
+
+    @staticmethod
+    def _geometry(model: Any, q: np.ndarray, scalar: bool) -> list[_Joint]:
+        prism = model.sigma == PRISMATIC
+        qv = (model.sign * q)[0].tolist() if scalar else np.ascontiguousarray((model.sign * q).T)  # (n, B)
+        cos, sin = (math.cos, math.sin) if scalar else (np.cos, np.sin)
+        out = []
+        for i in range(model.dof):
+            jt = _Joint()
+            alpha, gamma = float(model.alpha[i]), float(model.gamma[i])
+            jt.ca, jt.sa, jt.cg, jt.sg = math.cos(alpha), math.sin(alpha), math.cos(gamma), math.sin(gamma)
+            jt.alpha, jt.gamma = alpha != 0.0, gamma != 0.0
+            if prism[i]:
+                jt.c, jt.s = math.cos(float(model.theta[i])), math.sin(float(model.theta[i]))
+                r = float(model.r[i]) + qv[i]
+            else:
+                theta = float(model.theta[i]) + qv[i]
+                jt.c, jt.s = cos(theta), sin(theta)
+                r = float(model.r[i])
+            p = (float(model.d[i]), -r * jt.sa, r * jt.ca)
+            if jt.gamma:
+                p = (jt.cg * p[0] - jt.sg * p[1], jt.sg * p[0] + jt.cg * p[1], p[2])
+            jt.p = (p[0], p[1], p[2] + float(model.b[i]))
+            out.append(jt)
+        return out
+
+    @staticmethod
+    def _matrices(rot: np.ndarray, pos: np.ndarray) -> list[_Joint]:
+        out = []
+        for i in range(rot.shape[1]):
+            jt = _Joint()
+            jt.matrix = [[rot[:, i, r, c] for c in range(3)] for r in range(3)]
+            jt.p = (pos[:, i, 0], pos[:, i, 1], pos[:, i, 2])
+            out.append(jt)
+        return out
+
+    def inertia(self, j: int) -> tuple[list[list[float]], Vec, float]:
+        """I_Oj (nested lists), MS_j (components) and M_j of link j, as floats."""
+        if self._inertia is None:
+            jo, ms, mass = inertia_tensors(self.model)
+            self._inertia = [(jo[i].tolist(), tuple(ms[i].tolist()), float(mass[i])) for i in range(len(mass))]
+        return self._inertia[j - 1]
+
+    # ---- the primitives
+    def rates(self, j: int) -> tuple[np.ndarray, np.ndarray | None]:
+        return self.qd[j - 1], None if self.qdd is None else self.qdd[j - 1]
+
+    def zero(self) -> Vec:
+        z = 0.0 if self.scalar else np.zeros(self.batch)
+        return z, z, z
+
+    def base_acceleration(self) -> Vec:
+        if self.scalar:
+            return tuple(-float(g) for g in self.g0)  # 7.47
+        return tuple(np.full(self.batch, -float(g)) for g in self.g0)
+
+    @staticmethod
+    def store(name: str, j: int, v: Vec) -> Vec:
+        return v
+
+    @staticmethod
+    def store_scalar(name: str, j: int, s: np.ndarray) -> np.ndarray:
+        return s
+
+    def to_link(self, j: int, v: Vec, name: str) -> Vec:
+        jt = self.joints[j - 1]
+        x, y, z = v
+        if jt.matrix is not None:
+            m = jt.matrix
+            return tuple(m[0][c] * x + m[1][c] * y + m[2][c] * z for c in range(3))
+        if jt.gamma:
+            x, y = jt.cg * x + jt.sg * y, jt.cg * y - jt.sg * x
+        if jt.alpha:
+            y, z = jt.ca * y + jt.sa * z, jt.ca * z - jt.sa * y
+        return jt.c * x + jt.s * y, jt.c * y - jt.s * x, z
+
+    def to_antecedent(self, j: int, v: Vec, name: str) -> Vec:
+        jt = self.joints[j - 1]
+        x, y, z = v
+        if jt.matrix is not None:
+            m = jt.matrix
+            return tuple(m[r][0] * x + m[r][1] * y + m[r][2] * z for r in range(3))
+        x, y = jt.c * x - jt.s * y, jt.s * x + jt.c * y
+        if jt.alpha:
+            y, z = jt.ca * y - jt.sa * z, jt.sa * y + jt.ca * z
+        if jt.gamma:
+            x, y = jt.cg * x - jt.sg * y, jt.sg * x + jt.cg * y
+        return x, y, z
+
+    def position_cross(self, j: int, v: Vec) -> Vec:
+        return _vcross(self.joints[j - 1].p, v)
+
+    @staticmethod
+    def add(u: Vec, v: Vec) -> Vec:
+        return u[0] + v[0], u[1] + v[1], u[2] + v[2]
+
+    @staticmethod
+    def scale(c: int, v: Vec) -> Vec:
+        return c * v[0], c * v[1], c * v[2]
+
+    @staticmethod
+    def cross_axis(v: Vec, s: np.ndarray) -> Vec:
+        return v[1] * s, -(v[0] * s), 0.0
+
+    @staticmethod
+    def add_axis(v: Vec, s: np.ndarray) -> Vec:
+        return v[0], v[1], v[2] + s
+
+    @staticmethod
+    def axis(v: Vec) -> np.ndarray:
+        return v[2]
+
+    @staticmethod
+    def link_state(j: int, w: Vec, wd: Vec | None) -> tuple[Vec, Vec | None]:
+        return w, wd
+
+    def transport(self, j: int, state_a: tuple[Vec, Vec], vd_a: Vec) -> Vec:
+        wa, wda = state_a
+        p = self.joints[j - 1].p
+        a, b = _vcross(wda, p), _vcross(wa, _vcross(wa, p))  # (ω̂̇ + ω̂ω̂) P (7.54, 7.57)
+        return vd_a[0] + a[0] + b[0], vd_a[1] + a[1] + b[1], vd_a[2] + a[2] + b[2]
+
+    def link_force(self, j: int, state: tuple[Vec, Vec], vd: Vec) -> Vec:
+        w, wd = state
+        _, msj, m = self.inertia(j)
+        a, b = _vcross(wd, msj), _vcross(w, _vcross(w, msj))  # 7.55
+        return m * vd[0] + a[0] + b[0], m * vd[1] + a[1] + b[1], m * vd[2] + a[2] + b[2]
+
+    def link_moment(self, j: int, state: tuple[Vec, Vec]) -> Vec:
+        w, wd = state
+        jo = self.inertia(j)[0]
+        a, b = _vmat(jo, wd), _vcross(w, _vmat(jo, w))
+        return a[0] + b[0], a[1] + b[1], a[2] + b[2]
+
+    def ms_cross(self, j: int, vd: Vec) -> Vec:
+        return _vcross(self.inertia(j)[1], vd)
+
+    def external_wrench(self, j: int) -> tuple[Vec, Vec] | None:
+        if self.fe is None:
+            return None
+        f = self.fe[0, j - 1].tolist() if self.scalar else self.fe[:, j - 1].T
+        return (f[0], f[1], f[2]), (f[3], f[4], f[5])
+
+    def joint_terms(self, j: int, tau: np.ndarray, qd: np.ndarray, qdd: np.ndarray) -> np.ndarray:
+        if not self.friction:
+            return tau
+        m, i = self.model, j - 1
+        sign = float((qd > 0.0) - (qd < 0.0)) if self.scalar else np.sign(qd)
+        return tau + float(m.Fc[i]) * sign + float(m.Fv[i]) * qd + float(m.Ia[i]) * qdd
+
+
+def _tree(model: Any) -> tuple[list[int], list[bool]]:
+    """Antecedents a(j) and prismatic flags σ_j as Python lists (for :mod:`.recursion`)."""
+    return [int(a) for a in model.antecedent], (model.sigma == PRISMATIC).tolist()
+
+
 def forward_recursion(
     model: Any, rot: np.ndarray, pos: np.ndarray, qd_m: np.ndarray, qdd_m: np.ndarray, g0: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """The forward recursion of Newton–Euler (001 eqs. 7.51–7.54), written once.
-
-    ω_j, ω̇_j and v̇_j of every frame in R_j, shape (B, n+1, 3) (index 0: the base, v̇_0 = −g, 7.47), from the
-    geometry ``rot, pos`` (:func:`mdh_geometry`) and MDH joint rates.  Used by :func:`newton_euler_mdh`,
-    :func:`regressor` and the first pass of the direct dynamics (ω_j only, with q̈ = 0)."""
-    b, n = qd_m.shape
-    rev = model.sigma != PRISMATIC
-    ant = model.antecedent
-    w = np.zeros((b, n + 1, 3))
-    wd = np.zeros((b, n + 1, 3))
-    vd = np.zeros((b, n + 1, 3))
-    vd[:, 0] = -g0  # 7.47
-    for j in range(1, n + 1):
-        i = j - 1
-        a = ant[i]
-        rj, pj = rot[:, i], pos[:, i]
-        wa, wda = w[:, a], wd[:, a]
-        wjm = _rt(rj, wa)  # 7.51
-        qdj, qddj = qd_m[:, i], qdd_m[:, i]
-        wxa = _cross_z(wjm, qdj)  # jω_{a(j)} × q̇_j a_j with a_j = z
-        vdj = _rt(rj, vd[:, a] + _cross(wda, pj) + _cross(wa, _cross(wa, pj)))  # U_{a(j)} P_j
-        wdj = _rt(rj, wda)
-        wj = wjm.copy()
-        if rev[i]:
-            wj[:, 2] += qdj  # 7.52
-            wdj += wxa  # 7.53
-            wdj[:, 2] += qddj
-        else:
-            vdj += 2.0 * wxa  # 7.54
-            vdj[:, 2] += qddj
-        w[:, j], wd[:, j], vd[:, j] = wj, wdj, vdj
-    return w, wd, vd
+    """ω_j, ω̇_j and v̇_j of every frame in R_j, shape (B, n+1, 3) (index 0: the base, v̇_0 = −g, 7.47): the
+    forward recursion of :func:`robot_dynamics.dynamics.recursion.forward` (001 eqs. 7.51–7.54) in NumPy, from
+    the geometry ``rot, pos`` (:func:`mdh_geometry`) and MDH joint rates."""
+    kin = recursion.forward(NumpyArithmetic(model, None, qd_m, qdd_m, g0, geometry=(rot, pos)), *_tree(model))
+    b = qd_m.shape[0]
+    return tuple(np.stack([_varray(v, b) for v in x], 1) for x in (kin.w, kin.wd, kin.vd))
 
 
 def newton_euler_mdh(
@@ -214,41 +407,19 @@ def newton_euler_mdh(
     g0: np.ndarray,
     fe: np.ndarray | None = None,
     geometry: tuple[np.ndarray, np.ndarray] | None = None,
+    friction: bool = False,
 ) -> np.ndarray:
-    """Joint efforts in MDH coordinates (B, n), without friction and rotor inertia.
+    """Joint efforts in MDH coordinates (B, n) by :func:`robot_dynamics.dynamics.recursion.newton_euler`
+    (001 eqs. 7.51–7.61), without friction and rotor inertia unless ``friction``.
 
     ``q`` is in URDF coordinates (for the geometry), ``qd_m``/``qdd_m`` in MDH
     coordinates, ``g0`` is gravity in R0, ``fe`` (B, n, 6) the wrenches exerted
-    on the environment in R_j.  001 eqs. 7.51–7.60.
+    on the environment in R_j.
     """
-    rot, pos = mdh_geometry(model, q) if geometry is None else geometry
-    b, n = q.shape
-    jo, ms, mass = inertia_tensors(model)
-    rev = model.sigma != PRISMATIC
-    ant = model.antecedent
-    w, wd, vd = forward_recursion(model, rot, pos, qd_m, qdd_m, g0)
-    ft = np.empty((b, n + 1, 3))
-    mt = np.empty((b, n + 1, 3))
-    for j in range(1, n + 1):
-        i = j - 1
-        wj, wdj, vdj, msj = w[:, j], wd[:, j], vd[:, j], ms[i]
-        # 7.55 / 7.56
-        ft[:, j] = mass[i] * vdj + _cross(wdj, msj) + _cross(wj, _cross(wj, msj))
-        mt[:, j] = wdj @ jo[i].T + _cross(msj, vdj) + _cross(wj, wj @ jo[i].T)
-    f = ft
-    m = mt
-    if fe is not None:
-        f[:, 1:] += fe[:, :, :3]  # 7.58
-        m[:, 1:] += fe[:, :, 3:]  # 7.60
-    tau = np.empty((b, n))
-    for j in range(n, 0, -1):
-        i = j - 1
-        tau[:, i] = f[:, j, 2] if not rev[i] else m[:, j, 2]  # 7.61 (a_j = z)
-        a = ant[i]
-        if a > 0:
-            fj = _rv(rot[:, i], f[:, j])  # 7.59
-            f[:, a] += fj
-            m[:, a] += _rv(rot[:, i], m[:, j]) + _cross(pos[:, i], fj)  # 7.60
+    ar = NumpyArithmetic(model, q, qd_m, qdd_m, g0, fe, friction, geometry)
+    tau = np.empty(qd_m.shape)
+    for i, t in enumerate(recursion.newton_euler(ar, *_tree(model))):
+        tau[:, i] = t
     return tau
 
 
@@ -275,7 +446,7 @@ def inverse_dynamics(
     g0 = _gravity_r0(model, gravity)
     fe = external_wrenches(model, q, f_ext, f_ext_frame, batch)
     s = model.sign
-    tau = s * newton_euler_mdh(model, q, s * qd, s * qdd, g0, fe) + friction_rotor(model, qd, qdd)
+    tau = s * newton_euler_mdh(model, q, s * qd, s * qdd, g0, fe, friction=True)  # Fc, Fv, Ia odd in s
     return tau if batch else tau[0]
 
 
@@ -317,11 +488,14 @@ def regressor(model: Any, q: Any, qd: Any, qdd: Any, gravity: Any = None) -> np.
     b, n = q.shape
     rev = model.sigma != PRISMATIC
     ant = model.antecedent
-    w, wd, vd = forward_recursion(model, rot, pos, qd_m, qdd_m, g0)
     fb = np.zeros((b, n + 1, 6, 10 * n))  # wrench basis accumulated at each joint
-    for j in range(1, n + 1):
-        i = j - 1
-        fb[:, j, :, 10 * i : 10 * j] = _link_wrench_basis(w[:, j], wd[:, j], vd[:, j])
+
+    def link(j: int, kin: recursion.Kinematics) -> None:
+        w, wd, vd = (_varray(x[j], b) for x in (kin.w, kin.wd, kin.vd))
+        fb[:, j, :, 10 * (j - 1) : 10 * j] = _link_wrench_basis(w, wd, vd)
+
+    # the forward recursion of Newton–Euler; the backward pass stays linear in the parameters (001 eq. 9.3)
+    recursion.forward(NumpyArithmetic(model, q, qd_m, qdd_m, g0), *_tree(model), link=link)
     out = np.zeros((b, n, 13 * n))
     for j in range(n, 0, -1):
         i = j - 1

@@ -403,7 +403,8 @@ class RobotModel:
     # ------------------------------------------- dynamics (issues 4, 15; see codegen.Engine)
     def set_backend(self, name: str = "numpy", **options: Any) -> None:
         """Engine of the dynamics methods: ``"auto"`` (default: the compiled customized programs once
-        built in the background or found in the cache, the NumPy model until then; see
+        built in the background or found in the cache, the NumPy model until then; without a C compiler,
+        single states of the inverse dynamics and H run the customized program generated as scalar Python; see
         :mod:`robot_dynamics.symbolic.codegen`), ``"numpy"`` (the NumPy algorithms only) or ``"generated"``
         (customized programs built synchronously, each at its first call, the inverse dynamics at once;
         ``options`` go to :class:`~robot_dynamics.symbolic.codegen.GeneratedBackend`: ``lang``, ``parameters``,
@@ -425,14 +426,16 @@ class RobotModel:
 
     @property
     def backend(self) -> str:
-        """``auto``, ``compiled`` (``ROBOT_DYNAMICS_ENGINE=compiled``), ``numpy`` or ``generated``."""
+        """``auto``, ``compiled`` (``ROBOT_DYNAMICS_ENGINE=compiled``), ``python`` (``ROBOT_DYNAMICS_ENGINE=python``:
+        the scalar Python customized programs, never a compiler), ``numpy`` or ``generated``."""
         return self._engine.mode
 
     def compile(self, *functions: str, wait: bool = True) -> dict[str, str]:
         """Compile (or load from the cache) the programs behind ``functions`` (names of the dynamics
         methods; default all but ``regressor``; ``"all"``: all) and, with ``wait``, block until they
-        are in use.  Returns the engine of each function (``compiled``, ``building`` or ``numpy`` when
-        no C compiler is available or the build failed)."""
+        are in use.  Returns the engine of each function (``compiled``, ``building``; without a C compiler
+        or when the build failed, ``python`` for the single-state inverse dynamics and H (the customized
+        program generated as scalar Python) and ``numpy`` for the rest)."""
         from ..symbolic.codegen import DEFAULT_COMPILE
 
         if functions == ("all",):
@@ -441,7 +444,8 @@ class RobotModel:
 
     @property
     def engine(self) -> dict[str, str]:
-        """What runs each dynamics method now: ``compiled``, ``building``, ``numpy`` or ``generated``."""
+        """What runs each dynamics method now: ``compiled``, ``building``, ``python`` (scalar Python customized
+        program, single states), ``numpy`` or ``generated``."""
         return self._engine.status()
 
     def inverse_dynamics(

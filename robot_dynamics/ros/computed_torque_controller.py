@@ -156,7 +156,9 @@ class ComputedTorqueControllerNode(Node):
         dp("effort_controller", "effort_controller")
         dp("trigger", "timer")
         dp("state_publish_divider", 1)
-        dp("backend", "generated")  # generated (customized NE compiled to C, ~1 µs) | numpy
+        # generated: the model's compiled customized NE (~1 µs; without a C compiler the generated scalar
+        # Python one, ~5 µs), ready before the law's first cycle | numpy: the NumPy model
+        dp("backend", "generated")
         dp("max_trajectory_points", 100_000)
         dp("start_tolerance", 0.1)  # a first point at t = 0 farther than this from the arm is refused
         self.law = self.get_parameter("law").value
@@ -248,25 +250,25 @@ class ComputedTorqueControllerNode(Node):
         effort = np.array(limits, float) if limits else None
         backend = self.get_parameter("backend").value
         if backend == "generated":
-            try:
-                model.set_backend("generated")  # compiled once, then cached by model hash
-            except Exception as exc:  # no compiler: the NumPy scalar path of the control laws
-                self.get_logger().warning(f"generated backend unavailable ({exc}); using the NumPy model")
-        elif backend != "numpy":
+            # the laws call model.inverse_dynamics: its program is built (or loaded from the cache) here, in the
+            # model worker, never in a callback, and in use from the first cycle (no engine switch mid-run)
+            model.compile("inverse_dynamics")
+        elif backend == "numpy":
+            model.set_backend("numpy")
+        else:
             raise ValueError(f"backend must be 'generated' or 'numpy', got {backend!r}")
-        laws = {"inverse_dynamics": model.inverse_dynamics} if model.backend == "generated" else {}
         kp = [v for v in self.get_parameter("kp").value if v > 0]
         kd = [v for v in self.get_parameter("kd").value if v > 0]
         if kp or kd:
             if len(kp) != model.dof or len(kd) != model.dof or self.law == "pid":
                 raise ValueError(f"kp and kd need {model.dof} positive values each (not for law pid)")
-            controller = _with_gains(self.law, model, np.array(kp), np.array(kd), effort, **laws)
+            controller = _with_gains(self.law, model, np.array(kp), np.array(kd), effort)
         else:
             omega = float(self.get_parameter("omega").value)
             xi = float(self.get_parameter("xi").value)
-            controller = make_controller(self.law, model, omega=omega, xi=xi, effort_limit=effort, **laws)
+            controller = make_controller(self.law, model, omega=omega, xi=xi, effort_limit=effort)
         lim = model.limits
-        self.get_logger().info(f"dynamic model backend: {model.backend}")
+        self.get_logger().info(f"dynamic model engine: {model.engine['inverse_dynamics']}")
         return Context(
             model=model, controller=controller, joints=joints,
             to_cmd=np.array([model.joint_names.index(j) for j in joints]),

@@ -2,7 +2,9 @@
 and the O(n) direct dynamics of 001 §7.6.2.
 
 The recursion of 001 §7.4.3 (eqs. 7.51–7.61) is expanded into scalar assignments
-for one given robot.  Every element of a vector or matrix that contains an
+for one given robot: the Newton–Euler recursion is the one of :mod:`robot_dynamics.dynamics.recursion`
+(shared with the NumPy model), run with :class:`SymbolicArithmetic`, whose vectors are expressions that
+record statements.  Every element of a vector or matrix that contains an
 operation becomes an intermediate variable named like the seed's SYMORO output
 (``WI12``, ``W33``, ``WP13``, ``DV123``, ``U112``, ``VSP13``, ``VP13``, ``F13``,
 ``PIS23``, ``No13``, ``FDI14``, ``E13``, ``N13``, ``GAM1``; 001 Example 7.4 and
@@ -52,6 +54,7 @@ import numpy as np
 import sympy as sp
 from sympy.core.basic import _args_sortkey
 
+from ..dynamics.recursion import Kinematics, forward, newton_euler
 from ..model.mdh import PRISMATIC, ROUND_OFF_TOL
 
 __all__ = [
@@ -1044,67 +1047,150 @@ def _gravity_r0(model: Any) -> np.ndarray:
 
 
 @dataclass
-class _Kinematics:
-    """The forward recursion of 001 eqs. 7.51–7.57 for every link j: ω_j, ω̇_j, v̇_j, DV_j, U_j (MDH frames)."""
+class _LinkState:
+    """What the symbolic arithmetic derives from ω_j, ω̇_j: DV_ik = ω_i ω_k, DV_ii = −ω_i², U_j = ω̂̇_j + ω̂_j ω̂_j
+    (7.57, written with the DV elements; None in a velocity pass) and ω̇_j."""
 
-    geo: dict[int, _Geometry]
-    w: dict[int, list[_X]]
-    wp: dict[int, list[_X]]
-    vp: dict[int, list[_X]]
-    dv: dict[int, list[list[_X]]]
-    u: dict[int, list[list[_X]]]
+    dv: list[list[_X]]
+    u: list[list[_X]] | None
+    wd: list[_X] | None
 
 
-def _ne_forward(
-    model: Any, b: _Builder, rates: Callable[[int], tuple[_X, _X]], gravity: bool,
-    progress: Callable[[str], None] | None, link: Callable[[int, _Kinematics], None] | None = None,
-) -> _Kinematics:
-    """Forward recursion (001 eqs. 7.51–7.57, v̇_0 = −g); ``link(j, kin)`` runs after link j (its wrench)."""
-    n = model.dof
-    ant = [int(a) for a in model.antecedent]
-    z = _ZERO
-    g = _gravity_r0(model) if gravity else np.zeros(3)
-    gs = [b.param(f"G{i}", g[i - 1]) if g[i - 1] != 0.0 else z for i in (1, 2, 3)]
-    kin = _Kinematics({}, {0: [z, z, z]}, {0: [z, z, z]}, {0: [-x for x in gs]}, {}, {0: [[z] * 3 for _ in range(3)]})
-    w, wp, vp, u = kin.w, kin.wp, kin.vp, kin.u
-    for j in range(1, n + 1):
-        if progress:
-            progress(f"forward recursion: link {j}/{n}")
-        a = ant[j - 1]
-        gj = kin.geo[j] = _Geometry(b, model, j)
-        qp, qdp = rates(j)
-        wi = b.vec("WI", j, gj.rt(w[a], "WI"))  # 7.51
-        if gj.prismatic:
-            wj = wi
-            wpj = b.vec("WP", j, gj.rt(wp[a], "WP"))
-        else:
-            wj = [wi[0], wi[1], b.var(f"W3{j}", wi[2] + qp)]  # 7.52
-            r = gj.rt(wp[a], "WP")
-            wpj = b.vec("WP", j, [r[0] + qp * wi[1], r[1] - qp * wi[0], r[2] + qdp])  # 7.53
-        w[j], wp[j] = wj, wpj
-        # DV_ik = ω_i ω_k, DV_ii = -ω_i² and U = ω̂̇ + ω̂ω̂ (7.57)
+class SymbolicArithmetic:
+    """The primitives of :class:`robot_dynamics.dynamics.recursion.Arithmetic` on expressions that record
+    statements in a :class:`_Builder` (001 §7.5): vectors are lists of three expressions, every stored element
+    that contains an operation becomes a variable named like the seed's (``WI12``, ``WP13``, ``VSP13``, …),
+    rotations keep the exact zeros of the MDH structure (:class:`_Geometry`), U_j and ω × (J ω) use the DV
+    products (001 §7.5.2).
+
+    ``par``: standard name -> parameter expression; ``joint_rates(j)`` gives (q̇_j, q̈_j) (default the
+    symbols ``QPj``, ``QDPj``; numbers specialize the program); ``wrench``: the wrench ``FXn … CZn`` of the
+    last link; ``gravity``: v̇_0 = −g with the parameters ``G1..G3`` (else 0)."""
+
+    def __init__(
+        self, model: Any, b: _Builder, par: dict[str, _X],
+        joint_rates: Callable[[int], tuple[_X, _X]] | None = None, wrench: bool = False, gravity: bool = True,
+    ) -> None:
+        self.model, self.b, self.par = model, b, par
+        self.n = model.dof
+        self.joint_rates, self.wrench, self.gravity = joint_rates, wrench, gravity
+        self.geo: dict[int, _Geometry] = {}
+
+    def geometry(self, j: int) -> _Geometry:
+        """^{a(j)}R_j, ^{a(j)}P_j of joint j (its constants emitted when first used)."""
+        g = self.geo.get(j)
+        if g is None:
+            g = self.geo[j] = _Geometry(self.b, self.model, j)
+        return g
+
+    def p(self, k: str, j: int) -> _X:
+        return self.par.get(f"{k}{j}", _ZERO)
+
+    def ms(self, j: int) -> list[_X]:
+        return [self.p("MX", j), self.p("MY", j), self.p("MZ", j)]
+
+    # ---- the primitives
+    def rates(self, j: int) -> tuple[_X, _X]:
+        return self.joint_rates(j) if self.joint_rates else (_v(f"QP{j}"), _v(f"QDP{j}"))
+
+    @staticmethod
+    def zero() -> list[_X]:
+        return [_ZERO, _ZERO, _ZERO]
+
+    def base_acceleration(self) -> list[_X]:
+        g = _gravity_r0(self.model) if self.gravity else np.zeros(3)
+        return [-(self.b.param(f"G{i}", g[i - 1]) if g[i - 1] != 0.0 else _ZERO) for i in (1, 2, 3)]
+
+    def store(self, name: str, j: int, v: list[_X]) -> list[_X]:
+        return self.b.vec(name, j, v)
+
+    def store_scalar(self, name: str, j: int, s: _X) -> _X:
+        return self.b.var(f"{name}{j}", s)
+
+    def to_link(self, j: int, v: list[_X], name: str) -> list[_X]:
+        return self.geometry(j).rt(v, name)
+
+    def to_antecedent(self, j: int, v: list[_X], name: str) -> list[_X]:
+        return self.geometry(j).r(v, name)
+
+    def position_cross(self, j: int, v: list[_X]) -> list[_X]:
+        return _cross(self.geometry(j).p, v)
+
+    @staticmethod
+    def add(u: list[_X], v: list[_X]) -> list[_X]:
+        return [u[0] + v[0], u[1] + v[1], u[2] + v[2]]
+
+    @staticmethod
+    def scale(c: int, v: list[_X]) -> list[_X]:
+        return [c * x for x in v]
+
+    @staticmethod
+    def cross_axis(v: list[_X], s: _X) -> list[_X]:
+        return [s * v[1], -(s * v[0]), _ZERO]
+
+    @staticmethod
+    def add_axis(v: list[_X], s: _X) -> list[_X]:
+        return [v[0], v[1], v[2] + s]
+
+    @staticmethod
+    def axis(v: list[_X]) -> _X:
+        return v[2]
+
+    def link_state(self, j: int, w: list[_X], wd: list[_X] | None) -> _LinkState:
+        b, z = self.b, _ZERO
         dv = [[z] * 3 for _ in range(3)]
         for i in range(3):
-            dv[i][i] = b.var(f"DV{i + 1}{i + 1}{j}", -wj[i] ** 2)
+            dv[i][i] = b.var(f"DV{i + 1}{i + 1}{j}", -w[i] ** 2)
             for k in range(i + 1, 3):
-                dv[i][k] = dv[k][i] = b.var(f"DV{i + 1}{k + 1}{j}", wj[i] * wj[k])
-        kin.dv[j] = dv
+                dv[i][k] = dv[k][i] = b.var(f"DV{i + 1}{k + 1}{j}", w[i] * w[k])
+        if wd is None:
+            return _LinkState(dv, None, None)
         uj = [
-            [dv[1][1] + dv[2][2], dv[0][1] - wpj[2], dv[0][2] + wpj[1]],
-            [dv[0][1] + wpj[2], dv[0][0] + dv[2][2], dv[1][2] - wpj[0]],
-            [dv[0][2] - wpj[1], dv[1][2] + wpj[0], dv[0][0] + dv[1][1]],
+            [dv[1][1] + dv[2][2], dv[0][1] - wd[2], dv[0][2] + wd[1]],
+            [dv[0][1] + wd[2], dv[0][0] + dv[2][2], dv[1][2] - wd[0]],
+            [dv[0][2] - wd[1], dv[1][2] + wd[0], dv[0][0] + dv[1][1]],
         ]
-        u[j] = [[b.var(f"U{r + 1}{c + 1}{j}", uj[r][c]) for c in range(3)] for r in range(3)]
-        # v̇_j (7.54) through VSP = U_{a} P_j + v̇_{a}
-        pj = gj.p
-        vsp = b.vec("VSP", j, [sum((u[a][r][c] * pj[c] for c in range(3)), vp[a][r]) for r in range(3)])
-        vr = gj.rt(vsp, "VP")
-        if gj.prismatic:
-            vr = [vr[0] + 2 * qp * wi[1], vr[1] - 2 * qp * wi[0], vr[2] + qdp]
-        vp[j] = b.vec("VP", j, vr)
-        if link:
-            link(j, kin)
-    return kin
+        u = [[b.var(f"U{r + 1}{c + 1}{j}", uj[r][c]) for c in range(3)] for r in range(3)]
+        return _LinkState(dv, u, wd)
+
+    def transport(self, j: int, state_a: _LinkState, vd_a: list[_X]) -> list[_X]:
+        u, pj = state_a.u, self.geometry(j).p
+        return [sum((u[r][c] * pj[c] for c in range(3)), vd_a[r]) for r in range(3)]
+
+    def link_force(self, j: int, state: _LinkState, vd: list[_X]) -> list[_X]:
+        ms, m, u = self.ms(j), self.p("M", j), state.u
+        return [m * vd[r] + sum(u[r][c] * ms[c] for c in range(3)) for r in range(3)]
+
+    def link_moment(self, j: int, state: _LinkState) -> list[_X]:
+        """J ω̇ + ω × (J ω) with the U and DV elements: ω̇_2 − ω_1ω_3 = −U31, ω̇_3 + ω_1ω_2 = U21, ..."""
+        b, uu, dv = self.b, state.u, state.dv
+        xx, xy, xz, yy, yz, zz = (self.p(k, j) for k in ("XX", "XY", "XZ", "YY", "YZ", "ZZ"))
+        pis1, pis2, pis3 = b.const(zz - yy, f"PIS1{j}"), b.const(xx - zz, f"PIS2{j}"), b.const(yy - xx, f"PIS3{j}")
+        d11, d22, d33 = dv[0][0], dv[1][1], dv[2][2]
+        d12, d13, d23 = dv[0][1], dv[0][2], dv[1][2]
+        wp1, wp2, wp3 = state.wd
+        if xy == 0 and xz == 0 and yz == 0:
+            return [xx * wp1 + pis1 * d23, yy * wp2 + pis2 * d13, zz * wp3 + pis3 * d12]
+        return [
+            xx * wp1 - xy * uu[2][0] + xz * uu[1][0] + yz * (d33 - d22) + pis1 * d23,
+            yy * wp2 + xy * uu[2][1] - yz * uu[0][1] + xz * (d11 - d33) + pis2 * d13,
+            zz * wp3 - xz * uu[1][2] + yz * uu[0][2] + xy * (d22 - d11) + pis3 * d12,
+        ]
+
+    def ms_cross(self, j: int, vd: list[_X]) -> list[_X]:
+        return _cross(self.ms(j), vd)
+
+    def external_wrench(self, j: int) -> tuple[list[_X], list[_X]] | None:
+        if not (self.wrench and j == self.n):
+            return None
+        return [_v(f"FX{j}"), _v(f"FY{j}"), _v(f"FZ{j}")], [_v(f"CX{j}"), _v(f"CY{j}"), _v(f"CZ{j}")]
+
+    def joint_terms(self, j: int, tau: _X, qd: _X, qdd: _X) -> _X:
+        return tau + self.p("Ia", j) * qdd + self.p("Fv", j) * qd + self.p("Fc", j) * _sign(qd)
+
+
+def _tree(model: Any) -> tuple[list[int], list[bool]]:
+    return [int(a) for a in model.antecedent], [jt.sigma == PRISMATIC for jt in model.joints]
 
 
 def _newton_euler(
@@ -1113,80 +1199,13 @@ def _newton_euler(
     joint_rates: Callable[[int], tuple[_X, _X]] | None = None,
     gravity: bool = True,
 ) -> list[_X]:
-    """Forward/backward recursions (001 eqs. 7.51–7.61) on scalars; returns GAM1..GAMn.
+    """The Newton–Euler recursion of :mod:`robot_dynamics.dynamics.recursion` (001 eqs. 7.51–7.61) on
+    scalars; returns GAM1..GAMn.
 
     ``joint_rates(j)`` gives (q̇_j, q̈_j) (default the symbols QPj, QDPj); numbers there
     specialize the recursion (e.g. q̇ = q̈ = 0 for the gravity torques)."""
-    n = model.dof
-
-    def rates(j: int) -> tuple[_X, _X]:
-        return joint_rates(j) if joint_rates else (_v(f"QP{j}"), _v(f"QDP{j}"))
-
-    ant = [int(a) for a in model.antecedent]
-    z = _ZERO
-
-    def p(k: str, j: int) -> _X:
-        return par.get(f"{k}{j}", z)
-
-    f_link: dict[int, list[_X]] = {}
-    n_link: dict[int, list[_X]] = {}
-
-    def link_wrench(j: int, kin: _Kinematics) -> None:
-        """F_j, No_j at O_j (7.55, 7.56) with the DV expansion of ω × (J ω)."""
-        ms = [p("MX", j), p("MY", j), p("MZ", j)]
-        m = p("M", j)
-        uu, dv, wpj = kin.u[j], kin.dv[j], kin.wp[j]
-        f_link[j] = b.vec("F", j, [m * kin.vp[j][r] + sum(uu[r][c] * ms[c] for c in range(3)) for r in range(3)])
-        xx, xy, xz, yy, yz, zz = (p(k, j) for k in ("XX", "XY", "XZ", "YY", "YZ", "ZZ"))
-        pis1, pis2, pis3 = b.const(zz - yy, f"PIS1{j}"), b.const(xx - zz, f"PIS2{j}"), b.const(yy - xx, f"PIS3{j}")
-        d11, d22, d33 = dv[0][0], dv[1][1], dv[2][2]
-        d12, d13, d23 = dv[0][1], dv[0][2], dv[1][2]
-        wp1, wp2, wp3 = wpj
-        # J ω̇ + ω × (J ω) with the U elements: ω̇_2 - ω_1ω_3 = -U31, ω̇_3 + ω_1ω_2 = U21, ...
-        no = [
-            xx * wp1 - xy * uu[2][0] + xz * uu[1][0] + yz * (d33 - d22) + pis1 * d23,
-            yy * wp2 + xy * uu[2][1] - yz * uu[0][1] + xz * (d11 - d33) + pis2 * d13,
-            zz * wp3 - xz * uu[1][2] + yz * uu[0][2] + xy * (d22 - d11) + pis3 * d12,
-        ]
-        if xy == 0 and xz == 0 and yz == 0:
-            no = [xx * wp1 + pis1 * d23, yy * wp2 + pis2 * d13, zz * wp3 + pis3 * d12]
-        n_link[j] = b.vec("No", j, no)
-
-    kin = _ne_forward(model, b, rates, gravity, progress, link_wrench)
-    geo, vp = kin.geo, kin.vp
-    # backward recursion (7.58–7.61)
-    children: dict[int, list[int]] = {j: [] for j in range(n + 1)}
-    for j in range(1, n + 1):
-        children[ant[j - 1]].append(j)
-    e_tot: dict[int, list[_X]] = {}
-    n_tot: dict[int, list[_X]] = {}
-    fdi: dict[int, list[_X]] = {}
-    gam: list[_X] = [z] * n
-    for j in range(n, 0, -1):
-        if progress:
-            progress(f"backward recursion: link {j}/{n}")
-        ej = list(f_link[j])
-        nj = list(n_link[j])
-        ms = [p("MX", j), p("MY", j), p("MZ", j)]
-        msv = _cross(ms, vp[j])
-        nj = [nj[r] + msv[r] for r in range(3)]
-        if wrench and j == n:
-            ej = [ej[0] + _v(f"FX{j}"), ej[1] + _v(f"FY{j}"), ej[2] + _v(f"FZ{j}")]
-            nj = [nj[0] + _v(f"CX{j}"), nj[1] + _v(f"CY{j}"), nj[2] + _v(f"CZ{j}")]
-        for k in children[j]:
-            gk = geo[k]
-            rn = gk.r(n_tot[k], "N")
-            pf = _cross(gk.p, fdi[k])
-            ej = [ej[r] + fdi[k][r] for r in range(3)]
-            nj = [nj[r] + rn[r] + pf[r] for r in range(3)]
-        e_tot[j] = b.vec("E", j, ej)
-        n_tot[j] = b.vec("N", j, nj)
-        fdi[j] = b.vec("FDI", j, geo[j].r(e_tot[j], "FDI"))
-        qp, qdp = rates(j)
-        tau = e_tot[j][2] if geo[j].prismatic else n_tot[j][2]
-        tau = tau + p("Ia", j) * qdp + p("Fv", j) * qp + p("Fc", j) * _sign(qp)
-        gam[j - 1] = b.var(f"GAM{j}", tau)
-    return gam
+    ar = SymbolicArithmetic(model, b, par, joint_rates, wrench, gravity)
+    return newton_euler(ar, *_tree(model), progress=progress)
 
 
 def _joint_inputs(model: Any) -> list[tuple[int, float, float]]:
@@ -1263,11 +1282,13 @@ def customized_inertia_matrix(
     return _specialized(model, "inertia_matrix", parameters, simplified, progress)
 
 
-def _link_wrench_basis(b: _Builder, j: int, kin: _Kinematics) -> list[list[_X]]:
+def _link_wrench_basis(b: _Builder, j: int, kin: Kinematics) -> list[list[_X]]:
     """The wrench [f_j; n_j] of link j at O_j (7.55, 7.56 with n += MS × v̇) per unit standard parameter
-    XX XY XZ YY YZ ZZ MX MY MZ M, with the DV and U elements of the forward recursion (cf. ``No`` above)."""
+    XX XY XZ YY YZ ZZ MX MY MZ M, with the DV and U elements of the forward recursion (cf.
+    :meth:`SymbolicArithmetic.link_moment`)."""
     z = _ZERO
-    dv, u, wp, vp = kin.dv[j], kin.u[j], kin.wp[j], kin.vp[j]
+    st = kin.state[j]
+    dv, u, wp, vp = st.dv, st.u, kin.wd[j], kin.vd[j]
     d11, d22, d33, d12, d13, d23 = dv[0][0], dv[1][1], dv[2][2], dv[0][1], dv[0][2], dv[1][2]
     dd = [b.var(f"DD{k}{j}", e) for k, e in enumerate((d22 - d11, d11 - d33, d33 - d22), start=1)]
     moments = [
@@ -1301,11 +1322,12 @@ def customized_regressor(model: Any, progress: Callable[[str], None] | None = No
     ant = [int(a) for a in model.antecedent]
     basis: dict[int, list[list[_X]]] = {}
 
-    def link(j: int, kin: _Kinematics) -> None:
+    def link(j: int, kin: Kinematics) -> None:
         basis[j] = _link_wrench_basis(b, j, kin)
 
-    kin = _ne_forward(model, b, lambda j: (_v(f"QP{j}"), _v(f"QDP{j}")), True, progress, link)
-    geo = kin.geo
+    ar = SymbolicArithmetic(model, b, {})
+    forward(ar, *_tree(model), link=link, progress=progress)  # the forward recursion of Newton–Euler
+    geo = ar.geo
     unit = {j: [_ZERO] * 6 for j in range(1, n + 1)}
     for j in range(1, n + 1):
         unit[j][2 if geo[j].prismatic else 5] = _ONE
@@ -1451,26 +1473,16 @@ def _direct_dynamics(
 
     g = _gravity_r0(model)
     gs = [b.param(f"G{i}", g[i - 1]) if g[i - 1] != 0.0 else z for i in (1, 2, 3)]
-    geo: dict[int, _Geometry] = {}
-    # i) first forward recursion: ω_j, γ_j (7.68), β_j (7.70)
-    w: dict[int, list[_X]] = {0: [z, z, z]}
+    # i) first forward recursion: ω_j (the velocity pass of the Newton–Euler recursion), γ_j (7.68), β_j (7.70)
     ww: dict[int, list[list[_X]]] = {0: [[z] * 3 for _ in range(3)]}  # ω̂_j ω̂_j
     gam: dict[int, list[_X]] = {}
     beta: dict[int, list[_X]] = {}
-    for j in range(1, n + 1):
-        if progress:
-            progress(f"direct dynamics, first forward recursion: link {j}/{n}")
+
+    def first(j: int, kin: Kinematics) -> None:
         a = ant[j - 1]
-        gj = geo[j] = _Geometry(b, model, j)
+        gj = ar.geometry(j)
         qp = _v(f"QP{j}")
-        wi = b.vec("WI", j, gj.rt(w[a], "WI"))  # ^jR_{a(j)} ω_{a(j)}
-        wj = wi if gj.prismatic else [wi[0], wi[1], b.var(f"W3{j}", wi[2] + qp)]
-        w[j] = wj
-        dv = [[z] * 3 for _ in range(3)]
-        for i in range(3):
-            dv[i][i] = b.var(f"DV{i + 1}{i + 1}{j}", -wj[i] ** 2)
-            for k in range(i + 1, 3):
-                dv[i][k] = dv[k][i] = b.var(f"DV{i + 1}{k + 1}{j}", wj[i] * wj[k])
+        wi, dv = kin.wi[j], kin.state[j].dv
         wwj = [[dv[r][c] for c in range(3)] for r in range(3)]
         for i in range(3):  # ω̂ω̂ = ωωᵀ − |ω|² 1: diagonal −ω_k² − ω_l²
             o1, o2 = [k for k in range(3) if k != i]
@@ -1499,6 +1511,11 @@ def _direct_dynamics(
             bl = [bl[0] - _v(f"FX{j}"), bl[1] - _v(f"FY{j}"), bl[2] - _v(f"FZ{j}")]
             ba = [ba[0] - _v(f"CX{j}"), ba[1] - _v(f"CY{j}"), ba[2] - _v(f"CZ{j}")]
         beta[j] = bl + ba
+
+    ar = SymbolicArithmetic(model, b, par)
+    forward(ar, *_tree(model), accelerations=False, link=first, progress=progress,
+            label="direct dynamics, first forward recursion")
+    geo = ar.geo
     # ii) backward recursion (7.71–7.75); 𝕀*_j, β*_j start at 𝕀_j, β_j and collect the successors' terms
     istar = {j: _spatial_inertia(lambda k, j=j: p(k, j)) for j in range(1, n + 1)}
     nu: dict[int, _X] = {}
