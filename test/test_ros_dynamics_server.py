@@ -173,3 +173,33 @@ def test_base_parameters_service(server, model):
     q, qd, qdd = (rng.uniform(-1, 1, (20, model.dof)) for _ in range(3))
     tau = np.einsum("kij,j->ki", base.regressor(q, qd, qdd), np.array(resp.values))
     np.testing.assert_allclose(tau, model.inverse_dynamics(q, qd, qdd), rtol=1e-10, atol=1e-10)
+
+
+def test_namespace_and_service_remaps_reach_every_service(server, model, tmp_path):
+    """``~/inverse_dynamics`` runs on a hidden side node (its own executor thread): it must follow the node's
+    namespace and the remaps of the node's own service names, like the services of the node itself."""
+    node, _, _ = server
+    cfg = config_dir() / "rx90.yaml"
+    q = np.linspace(-1, 1, model.dof)
+    with node_process("dynamics_server", tmp_path, params={"urdf_path": str(RX90)}, param_files=[cfg],
+                      remaps={"__ns": "/arm1", "~/inverse_dynamics": "/arm1/feedforward"}):
+        id_client = node.create_client(InverseDynamics, "/arm1/feedforward")
+        terms = node.create_client(DynamicTerms, "/arm1/dynamics_server/dynamic_terms")
+        default_id = node.create_client(InverseDynamics, "/arm1/dynamics_server/inverse_dynamics")
+        try:
+            wait_for_service(id_client)
+            wait_for_service(terms)
+            r = call_service(node, id_client, InverseDynamics.Request(points=_points(q[None], 0 * q[None], 0 * q[None])))
+            assert r.success, r.message
+            np.testing.assert_allclose(r.points[0].effort, model.gravity_torques(q), rtol=1e-10, atol=1e-10)
+            t = call_service(node, terms, DynamicTerms.Request(positions=q.tolist(), velocities=[0.0] * model.dof))
+            assert t.success, t.message
+            np.testing.assert_allclose(t.gravity, model.gravity_torques(q), rtol=1e-10, atol=1e-10)
+            # the remapped service is not also offered under its default name; the hidden node is in the namespace
+            assert not default_id.wait_for_service(timeout_sec=1.0)
+            names = {(ns, n) for n, ns in node.get_node_names_and_namespaces()}
+            assert ("/arm1", "dynamics_server") in names
+            assert ("/arm1", "_dynamics_server_inverse_dynamics") in names
+        finally:
+            for c in (id_client, terms, default_id):
+                node.destroy_client(c)
