@@ -29,6 +29,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from robot_dynamics.control import CONTROLLERS, make_controller  # noqa: E402
+from robot_dynamics.control.base import DEFAULT_COULOMB_BAND  # noqa: E402
+from robot_dynamics.dynamics.friction import coulomb  # noqa: E402
 from robot_dynamics.model.robot_model import RobotModel  # noqa: E402
 from robot_dynamics.symbolic import codegen  # noqa: E402
 
@@ -58,7 +60,7 @@ def pinocchio_computed_torque(path: str, model: RobotModel, kp: np.ndarray, kd: 
     def law(t, q, qd, qr, qdr, qddr):
         w = qddr + kd * (qdr - qd) + kp * (qr - q)
         tau_p = pin.rnea(pm, pdata, q[perm], qd[perm], w[perm])
-        tau = tau_p[inv] + fc * np.sign(qd) + fv * qd + ia * w
+        tau = tau_p[inv] + coulomb(fc, qdr, DEFAULT_COULOMB_BAND) + fv * qd + ia * w  # Coulomb on q̇_d
         return np.clip(tau, -lim, lim)
 
     return law

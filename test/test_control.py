@@ -30,6 +30,8 @@ from robot_dynamics.control import (
     pd_gains,
     pid_gains,
 )
+from robot_dynamics.control.base import DEFAULT_COULOMB_BAND
+from robot_dynamics.dynamics.friction import coulomb
 from robot_dynamics.sim.simulator import MujocoArm
 from robot_dynamics.symbolic import codegen
 
@@ -44,6 +46,12 @@ def rx90_plant() -> MujocoArm:
 
 def _rand_state(rng, n, scale=2.0):
     return rng.uniform(-scale, scale, (5, n))
+
+
+def _coulomb_on_desired(model: RobotModel, qd: np.ndarray, qd_ref: np.ndarray) -> np.ndarray:
+    """Default Coulomb compensation of the model-based laws: the model's Fc sign(q̇) replaced by
+    Fc sat(q̇^d / band) (control/base.py, 001 eq. 7.26)."""
+    return coulomb(model.Fc, qd_ref, DEFAULT_COULOMB_BAND) - model.Fc * np.sign(qd)
 
 
 # ------------------------------------------------- the laws' Newton–Euler
@@ -184,16 +192,21 @@ def test_bad_gains_raise():
 # ----------------------------------------------------- control laws vs MuJoCo
 @pytest.mark.parametrize("engine", ["numpy", "python"])
 def test_computed_torque_tracking_is_a_w_plus_h(rx90_plant, rx90_python, engine):
-    """[9.22]/[9.24]: Γ = A(q) w + H(q, q̇), A and H from MuJoCo (M, bias, damping, Coulomb)."""
+    """[9.22]/[9.24]: Γ = A(q) w + H(q, q̇), A and H from MuJoCo (M, bias, damping, Coulomb); the Coulomb term of H
+    on q̇^d by default, on q̇ (the plain model) with ``coulomb_velocity="measured"`` and no band."""
     model = RX90 if engine == "numpy" else rx90_python
     assert model.engine["inverse_dynamics"] == engine
     ctrl = ComputedTorqueController.tuned(model, 15.0, 0.8, effort_limit=np.inf)
+    old = ComputedTorqueController.tuned(model, 15.0, 0.8, effort_limit=np.inf, coulomb_velocity="measured",
+                                         coulomb_velocity_band=0.0)
     kp, kd = 15.0**2, 2 * 0.8 * 15.0
     rng = np.random.default_rng(4)
     for _ in range(5):
         q, qd, qr, qdr, qddr = _rand_state(rng, 6)
         w = qddr + kd * (qdr - qd) + kp * (qr - q)
         expected = rx90_plant.mass_matrix(q) @ w + rx90_plant.inverse_dynamics(q, qd, np.zeros(6))
+        np.testing.assert_allclose(old.compute(0.0, q, qd, qr, qdr, qddr), expected, rtol=1e-9, atol=1e-8)
+        expected += _coulomb_on_desired(model, qd, qdr)
         np.testing.assert_allclose(ctrl.compute(0.0, q, qd, qr, qdr, qddr), expected, rtol=1e-9, atol=1e-8)
 
 
@@ -201,18 +214,20 @@ def test_computed_torque_position_scheme_9_29(rx90_plant):
     ctrl = ComputedTorqueController(RX90, kp=100.0, kd=20.0, scheme="position", effort_limit=np.inf)
     rng = np.random.default_rng(5)
     q, qd, qr, qdr, qddr = _rand_state(rng, 6)
-    w = 100.0 * (qr - q) - 20.0 * qd  # q̇^d and q̈^d are ignored by [9.29]
+    w = 100.0 * (qr - q) - 20.0 * qd  # q̇^d and q̈^d are ignored by [9.29] (Coulomb term on q̇ by default)
     expected = rx90_plant.mass_matrix(q) @ w + rx90_plant.inverse_dynamics(q, qd, np.zeros(6))
+    assert ctrl.coulomb_velocity == "measured" and not ctrl.coulomb_velocity_band.any()
     np.testing.assert_allclose(ctrl.compute(0.0, q, qd, qr, qdr, qddr), expected, rtol=1e-9, atol=1e-8)
 
 
 def test_predictive_control_uses_the_desired_state(rx90_plant):
-    """[9.31]: Γ = A(q^d) w + H(q^d, q̇^d)."""
+    """[9.31]: Γ = A(q^d) w + H(q^d, q̇^d) (Coulomb term of H: Fc sat(q̇^d / band))."""
     ctrl = PredictiveController(RX90, kp=225.0, kd=30.0, effort_limit=np.inf)
     rng = np.random.default_rng(6)
     q, qd, qr, qdr, qddr = _rand_state(rng, 6)
     w = qddr + 30.0 * (qdr - qd) + 225.0 * (qr - q)
     expected = rx90_plant.mass_matrix(qr) @ w + rx90_plant.inverse_dynamics(qr, qdr, np.zeros(6))
+    expected += _coulomb_on_desired(RX90, qdr, qdr)
     np.testing.assert_allclose(ctrl.compute(0.0, q, qd, qr, qdr, qddr), expected, rtol=1e-9, atol=1e-8)
 
 

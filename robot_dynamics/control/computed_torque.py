@@ -8,7 +8,9 @@ All laws are evaluated by one call of the Newton–Euler inverse dynamics
 * predictive [9.31]:         Γ = NE(q^d, q̇^d, w) = Â(q^d) w + Ĥ(q^d, q̇^d), w from [9.24]
   (or [9.29] with ``scheme="position"``)
 
-Gains from [9.26]: K_p = ω², K_d = 2 ξ ω.  The model used by the controller may
+Gains from [9.26]: K_p = ω², K_d = 2 ξ ω.  The Coulomb term of Ĥ is Fc sat(v / band) with v = q̇^d
+by default (v = q̇ for the position scheme; ``coulomb_velocity``, ``coulomb_velocity_band``: see
+:mod:`robot_dynamics.control.base`).  The model used by the controller may
 differ from the plant (model error); pass the estimated :class:`RobotModel`.
 """
 
@@ -38,13 +40,20 @@ class ComputedTorqueController(JointController):
         scheme: str = "tracking",
         effort_limit: Any = None,
         inverse_dynamics: InverseDynamics | None = None,
+        coulomb_velocity: str | None = None,
+        coulomb_velocity_band: Any = None,
     ) -> None:
-        super().__init__(model, effort_limit=effort_limit, inverse_dynamics=inverse_dynamics)
-        self.kp = gain_vector(kp, self.dof, "kp")
-        self.kd = gain_vector(kd, self.dof, "kd")
         if scheme not in self.SCHEMES:
             raise ValueError(f"scheme must be one of {self.SCHEMES}, got {scheme!r}")
         self.scheme = scheme
+        super().__init__(model, effort_limit=effort_limit, inverse_dynamics=inverse_dynamics,
+                         coulomb_velocity=coulomb_velocity, coulomb_velocity_band=coulomb_velocity_band)
+        self.kp = gain_vector(kp, self.dof, "kp")
+        self.kd = gain_vector(kd, self.dof, "kd")
+
+    def _default_coulomb_velocity(self) -> str:
+        """q̇^d for tracking [9.24]; q̇ for the position scheme [9.29], whose reference has no velocity."""
+        return "measured" if self.scheme == "position" else "desired"
 
     @classmethod
     def tuned(cls, model: RobotModel, omega: Any, xi: Any = 1.0, **kwargs: Any) -> ComputedTorqueController:
@@ -65,17 +74,21 @@ class ComputedTorqueController(JointController):
 
     def _law(self, t, q, qd, q_ref, qd_ref, qdd_ref):
         w = self._acceleration(q, qd, q_ref, qd_ref, qdd_ref)
-        return self.inverse_dynamics(q, qd, w)  # [9.22] via NE (§9.4.2.5)
+        return self._dynamics(q, qd, w, qd_ref, qd)  # [9.22] via NE (§9.4.2.5), Coulomb per the options
 
 
 class PredictiveController(ComputedTorqueController):
     """Predictive dynamic control [9.31]: the model is evaluated at the desired state."""
 
     name = "predictive"
+    _ne_velocity = "desired"
+
+    def _default_coulomb_velocity(self) -> str:
+        return "desired"  # the model is evaluated at q̇^d anyway [9.31]
 
     def _law(self, t, q, qd, q_ref, qd_ref, qdd_ref):
         w = self._acceleration(q, qd, q_ref, qd_ref, qdd_ref)
-        return self.inverse_dynamics(q_ref, qd_ref, w)  # [9.31] via NE (§9.4.2.5)
+        return self._dynamics(q_ref, qd_ref, w, qd_ref, qd)  # [9.31] via NE (§9.4.2.5), Coulomb per the options
 
 
 __all__ = ["ComputedTorqueController", "PredictiveController"]

@@ -6,7 +6,8 @@ With a constant set point (q̇^d = 0) this is exactly [9.12]; the velocity
 reference term is the predictive action of the notes of §9.3.1 for tracking.
 ``gravity_at="desired"`` uses the constant-per-set-point Q(q^d) instead of Q(q),
 also asymptotically stable (§9.3.2).  Q is computed by the Newton–Euler model with
-q̇ = q̈ = 0.
+q̇ = q̈ = 0, so it holds no Coulomb term: the Coulomb options of the base class are accepted (one
+parameter set for every law) and have no effect.
 """
 
 from __future__ import annotations
@@ -32,8 +33,11 @@ class PDGravityController(JointController):
         gravity_at: str = "measured",
         effort_limit: Any = None,
         inverse_dynamics: InverseDynamics | None = None,
+        coulomb_velocity: str | None = None,
+        coulomb_velocity_band: Any = None,
     ) -> None:
-        super().__init__(model, effort_limit=effort_limit, inverse_dynamics=inverse_dynamics)
+        super().__init__(model, effort_limit=effort_limit, inverse_dynamics=inverse_dynamics,
+                         coulomb_velocity=coulomb_velocity, coulomb_velocity_band=coulomb_velocity_band)
         self.kp = gain_vector(kp, self.dof, "kp")
         self.kd = gain_vector(kd, self.dof, "kd")
         if gravity_at not in ("measured", "desired"):

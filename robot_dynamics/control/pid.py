@@ -5,7 +5,8 @@
 Integral switching (notes of §9.3.1): the integral of joint j only accumulates while
 ``integral_band[0] <= |e_j| <= integral_band[1]`` — off for large errors (the
 proportional action suffices) and for tiny ones (limit cycles from Coulomb
-friction).  The integral term is also clamped to the effort limit (anti-windup).
+friction).  The integral term is also clamped to the effort limit (anti-windup).  Model free: no
+Coulomb term (the Coulomb options of the base class are accepted and have no effect).
 """
 
 from __future__ import annotations
@@ -35,8 +36,11 @@ class PIDController(JointController):
         *,
         integral_band: tuple[float, float] = (0.0, np.inf),
         effort_limit: Any = None,
+        coulomb_velocity: str | None = None,
+        coulomb_velocity_band: Any = None,
     ) -> None:
-        super().__init__(model, effort_limit=effort_limit, inverse_dynamics=_model_free)
+        super().__init__(model, effort_limit=effort_limit, inverse_dynamics=_model_free,
+                         coulomb_velocity=coulomb_velocity, coulomb_velocity_band=coulomb_velocity_band)
         n = self.dof
         self.kp, self.kd, self.ki = (gain_vector(k, n, s) for k, s in ((kp, "kp"), (kd, "kd"), (ki, "ki")))
         lo, hi = (float(x) for x in integral_band)

@@ -10,6 +10,9 @@ the error obeys ë_x + K_d ė_x + K_p e_x = 0 [9.36] to first order.  J̇ q̇ is
 difference of J along q̇.  Near singularities (or for a redundant arm) J^{-1} is
 replaced by a damped least-squares inverse (note of §9.4.3).
 
+The Coulomb term of Ĥ is Fc sat(q̇^d / band) by default (:mod:`robot_dynamics.control.base`), q̇^d =
+J(q)^{-1} Ẋ^d for a task reference.
+
 ``compute_task(t, q, qd, pose_ref, twist_ref, accel_ref)`` takes a task reference;
 ``compute(t, q, qd, q_ref, qd_ref, qdd_ref)`` converts a joint reference with the
 DGM/KM (X^d = DGM(q^d), Ẋ^d = J q̇^d, Ẍ^d = J q̈^d + J̇ q̇^d) so that the closed-loop
@@ -41,8 +44,11 @@ class TaskSpaceComputedTorque(JointController):
         damping: float = 1e-6,
         effort_limit: Any = None,
         inverse_dynamics: InverseDynamics | None = None,
+        coulomb_velocity: str | None = None,
+        coulomb_velocity_band: Any = None,
     ) -> None:
-        super().__init__(model, effort_limit=effort_limit, inverse_dynamics=inverse_dynamics)
+        super().__init__(model, effort_limit=effort_limit, inverse_dynamics=inverse_dynamics,
+                         coulomb_velocity=coulomb_velocity, coulomb_velocity_band=coulomb_velocity_band)
         self.kp = gain_vector(kp, 6, "kp")
         self.kd = gain_vector(kd, 6, "kd")
         self.link = link or model.tip_link
@@ -91,22 +97,25 @@ class TaskSpaceComputedTorque(JointController):
             raise ValueError("pose_ref must be (4, 4), twist_ref and accel_ref (6,)")
         if not (np.isfinite(xd).all() and np.isfinite(vd).all() and np.isfinite(ad).all() and np.isfinite(t)):
             raise ValueError("task reference contains NaN or inf")
-        return self._saturate(self._task_law(q, qd, xd, vd, ad))
+        return self._saturate(self._task_law(q, qd, xd, vd, ad, None))
 
-    def _task_law(self, q, qd, xd, vd, ad):
+    def _task_law(self, q, qd, xd, vd, ad, qd_ref):
+        """[9.33]/[9.35]; the Coulomb term on q̇^d = ``qd_ref``, or J(q)^{-1} Ẋ^d for a task reference (None)."""
         x = self.pose(q)
         jac = self.jacobian(q)
         e = np.concatenate([xd[:3, 3] - x[:3, 3], rotation_vector(xd[:3, :3] @ x[:3, :3].T)])
         w = ad + self.kd * (vd - jac @ qd) + self.kp * e  # [9.35]
         qdd = self._solve(jac, w - self.jdot_qd(q, qd))  # [9.33]
-        return self.inverse_dynamics(q, qd, qdd)
+        if qd_ref is None:
+            qd_ref = self._solve(jac, vd) if self._coulomb_fix and self.coulomb_velocity == "desired" else qd
+        return self._dynamics(q, qd, qdd, qd_ref, qd)
 
     def _law(self, t, q, qd, q_ref, qd_ref, qdd_ref):
         xd = self.pose(q_ref)
         jd = self.jacobian(q_ref)
         vd = jd @ qd_ref
         ad = jd @ qdd_ref + self.jdot_qd(q_ref, qd_ref)
-        return self._task_law(q, qd, xd, vd, ad)
+        return self._task_law(q, qd, xd, vd, ad, qd_ref)
 
     def _saturate(self, raw: np.ndarray) -> np.ndarray:
         if not np.all(np.isfinite(raw)):

@@ -8,7 +8,21 @@ Python cannot be a ros2_control plugin, so this node talks to the topics of a
   trajectory replaces the current one; interpolation degree follows the filled fields);
 * publishes ``/<effort_controller>/commands`` (``std_msgs/Float64MultiArray``, configured joint order)
   and ``~/controller_state`` (``robot_dynamics_interfaces/ControllerState``);
-* serves ``~/statistics`` (``std_srvs/Trigger``): loop rate, jitter, mode and refusals as JSON.
+* serves ``~/statistics`` (``std_srvs/Trigger``): loop rate, period error p50/p99/max, missed cycles,
+  per-phase CPU of the cycle (sampling, law, publish), process CPU per cycle, mode and refusals as JSON
+  (the figures ``bench/bench_loop.py`` prints).
+
+The control cycle (:meth:`ComputedTorqueControllerNode.step`) costs little more than the law: the
+reference comes from :meth:`SampledTrajectory.at` (cursor, O(1) amortized), the command and state
+messages are preallocated and filled in place, inputs validated on arrival are not checked again,
+and ``~/controller_state`` goes out at ``state_publish_rate`` (control time, default 100 Hz; 0 = every
+cycle; ``state_publish_divider`` >= 1 keeps the old every-n-th-cycle behaviour and, with
+``trigger: state``, every lockstep cycle is published unless a divider is set).  ``loop`` chooses
+how the timer-triggered cycle is driven: ``thread`` (default: a dedicated thread on the steady clock,
+absolute deadlines; the executor only runs the inputs, services and watchdog), ``timer`` (a timer of
+the single-threaded executor, on the node clock) or ``events`` (the same timer on rclpy's
+EventsExecutor).  ``realtime_priority`` (1-99; 0 = off) asks SCHED_FIFO for the loop's thread and
+``cpu_affinity`` pins it; whether it was granted is logged.
 
 Laws (parameter ``law``): ``computed_torque`` (001 eq. 9.22/9.24), ``position`` (9.29),
 ``predictive`` (9.31), ``pd_gravity`` (9.12), ``pid`` (9.5/9.10).
@@ -37,17 +51,21 @@ Safety, by construction:
 
 from __future__ import annotations
 
+import array
 import gc
 import json
 import math
+import os
 import sys
 import threading
 import time
 from dataclasses import dataclass
 
 import numpy as np
+from rcl_interfaces.msg import FloatingPointRange, ParameterDescriptor
 from rclpy.clock import Clock, ClockType
 from rclpy.node import Node
+from rclpy.parameter import Parameter
 from rclpy.qos import qos_profile_sensor_data
 from rclpy.serialization import deserialize_message
 from rclpy.time import Time
@@ -76,38 +94,66 @@ MAX_BYTES_PER_POINT = 2048
 MODEL_BUILD_WAIT = 120.0  # s a trajectory waits for the model being built (code generation on a cold cache)
 
 
+PHASES = ("sampling", "law", "publish", "state_publish", "other")
+
+
 class LoopStatistics:
-    """Periods between control cycles (wall clock) and compute times, in a ring buffer."""
+    """Per control cycle, in a ring buffer: start time (steady clock, ns) and the CPU time of each phase
+    (``PHASES``, ns of the cycle thread's CPU clock; ``other``: the time checks and mode logic before sampling)."""
 
     def __init__(self, size: int = 20000) -> None:
-        self.periods = np.full(size, np.nan)
-        self.compute = np.full(size, np.nan)
+        self.size = size
+        self.starts = np.zeros(size, dtype=np.int64)
+        self.phases = np.zeros((size, len(PHASES)), dtype=np.int64)
         self.k = 0
-        self.last: float | None = None
+        self.cpu0: float | None = None  # process CPU time at the first cycle (s)
+        self.k0 = 0
 
-    def tick(self, start: float, compute_time: float) -> None:
-        i = self.k % self.periods.size
-        self.periods[i] = math.nan if self.last is None else start - self.last
-        self.compute[i] = compute_time
-        self.last = start
+    def tick(self, start: int, sampling: int, law: int, publish: int, state: int, other: int) -> None:
+        i = self.k % self.size
+        self.starts[i] = start
+        row = self.phases[i]
+        row[0], row[1], row[2], row[3], row[4] = sampling, law, publish, state, other
+        if self.cpu0 is None:
+            self.cpu0, self.k0 = time.process_time(), self.k
         self.k += 1
 
     def summary(self, nominal_period: float) -> dict[str, float]:
-        p = self.periods[np.isfinite(self.periods)]
-        c = self.compute[np.isfinite(self.compute)]
-        if p.size == 0:
-            return {"cycles": int(self.k)}
+        """Loop figures over the last ``size`` cycles; ``process_cpu_per_cycle_us`` since the first cycle.
+
+        A cycle is *missed* when a period spans more than one nominal period: a period p counts
+        round(p / T) - 1 missed cycles; ``missed_pct`` = missed / (cycles + missed)."""
+        k = self.k  # the loop thread may tick meanwhile: one snapshot of the count, the oldest entries left out
+        n = min(k, self.size - 8)
+        out: dict[str, float] = {"cycles": int(k), "process_cpu_s": time.process_time()}
+        if self.cpu0 is not None and k > self.k0:
+            out["process_cpu_per_cycle_us"] = (time.process_time() - self.cpu0) / (k - self.k0) * 1e6
+        if n < 3:
+            return out
+        order = np.arange(k - n, k) % self.size
+        starts = self.starts[order]
+        ph = self.phases[order] * 1e-3  # us
+        p = np.diff(starts) * 1e-9
         err = np.abs(p - nominal_period)
-        return {
-            "cycles": int(self.k),
-            "rate_hz": float(1.0 / p.mean()),
+        missed = int(np.maximum(np.rint(p / nominal_period) - 1, 0).sum())
+        out.update({
+            "window_cycles": int(n),
+            "rate_hz": float(p.size / p.sum()),
             "period_mean_ms": float(p.mean() * 1e3),
             "period_error_p50_ms": float(np.percentile(err, 50) * 1e3),
             "period_error_p99_ms": float(np.percentile(err, 99) * 1e3),
             "period_error_max_ms": float(err.max() * 1e3),
-            "compute_mean_us": float(c.mean() * 1e6),
-            "compute_p99_us": float(np.percentile(c, 99) * 1e6),
-        }
+            "period_error_max_age_s": float((time.perf_counter_ns() - starts[int(err.argmax()) + 1]) * 1e-9),
+            "missed_cycles": missed,
+            "missed_pct": 100.0 * missed / (p.size + missed),
+        })
+        total = ph.sum(axis=1)
+        for j, name in enumerate(PHASES):
+            out[f"{name}_us"] = float(ph[:, j].mean())
+        out["cycle_us"] = float(total.mean())
+        out["cycle_p99_us"] = float(np.percentile(total, 99))
+        out["compute_mean_us"] = out["cycle_us"]  # the old key: the whole cycle
+        return out
 
 
 def _with_gains(law: str, model: RobotModel, kp: np.ndarray, kd: np.ndarray, effort: np.ndarray | None,
@@ -155,7 +201,33 @@ class ComputedTorqueControllerNode(Node):
         dp("stale_behavior", "gravity_hold")
         dp("effort_controller", "effort_controller")
         dp("trigger", "timer")
-        dp("state_publish_divider", 1)
+        dp("state_publish_divider", 0, ParameterDescriptor(
+            description="publish ~/controller_state every n-th cycle (>= 1; overrides state_publish_rate); 0: by rate "
+                        "(trigger: state publishes every cycle unless set)", read_only=True))
+        dp("state_publish_rate", 100.0, ParameterDescriptor(
+            description="Hz of control time between ~/controller_state messages (decoupled from the loop); "
+                        "0: every cycle", read_only=True))
+        dp("coulomb_velocity_band", -1.0, ParameterDescriptor(
+            description="velocity band (rad/s or m/s) of the Coulomb friction compensation Fc*sat(v/band) of the "
+                        "laws (001 eq. 7.26); 0: Fc*sign(v); < 0: the law's default (1e-3 on the desired velocity)",
+            floating_point_range=[FloatingPointRange(from_value=-1.0, to_value=10.0, step=0.0)], read_only=True))
+        dp("coulomb_velocity", "", ParameterDescriptor(
+            description="velocity the Coulomb compensation is evaluated on: desired (no chatter at standstill) | "
+                        "measured (the model's Fc*sign(qd), chatters with velocity noise) | empty: the law's default",
+            read_only=True))
+        dp("statistics_window", 30.0, ParameterDescriptor(
+            description="s of cycles (at the nominal rate) summarized by ~/statistics", read_only=True))
+        dp("loop", "thread", ParameterDescriptor(
+            description="what drives the timer-triggered cycle: thread (own thread, steady clock) | timer "
+                        "(a timer of the executor, node clock)", read_only=True))
+        dp("executor", "events", ParameterDescriptor(
+            description="executor of the node's callbacks (inputs, services, watchdog; the cycle with loop timer): "
+                        "events (rclpy's EventsExecutor) | single (SingleThreadedExecutor)", read_only=True))
+        dp("realtime_priority", 0, ParameterDescriptor(
+            description="SCHED_FIFO priority (1-99) of the control loop's thread; 0: default scheduling",
+            read_only=True))
+        dp("cpu_affinity", Parameter.Type.INTEGER_ARRAY, ParameterDescriptor(
+            description="CPUs the control loop's thread may run on; unset or empty: unchanged", read_only=True))
         # generated: the model's compiled customized NE (~1 µs; without a C compiler the generated scalar
         # Python one, ~5 µs), ready before the law's first cycle | numpy: the NumPy model
         dp("backend", "generated")
@@ -177,7 +249,29 @@ class ComputedTorqueControllerNode(Node):
         if not (math.isfinite(self.timeout) and self.timeout > 0):
             raise ValueError(f"state_timeout must be > 0 s, got {self.timeout}")
         self.period = 1.0 / self.rate
-        self.divider = max(1, int(self.get_parameter("state_publish_divider").value))
+        self.divider = int(self.get_parameter("state_publish_divider").value)
+        if self.divider < 0:
+            raise ValueError(f"state_publish_divider must be >= 0, got {self.divider}")
+        if self.divider == 0 and self.trigger == "state":
+            self.divider = 1  # lockstep records every cycle
+        state_rate = float(self.get_parameter("state_publish_rate").value)
+        if not (math.isfinite(state_rate) and state_rate >= 0):
+            raise ValueError(f"state_publish_rate must be >= 0 Hz, got {state_rate}")
+        self.state_period = 1.0 / state_rate if state_rate > 0 else 0.0
+        self.next_state_time = -math.inf  # control time of the next ~/controller_state (by rate)
+        self.loop = self.get_parameter("loop").value
+        if self.loop not in ("thread", "timer"):
+            raise ValueError(f"loop must be thread or timer, got {self.loop!r}")
+        executor = self.get_parameter("executor").value
+        if executor not in ("events", "single"):
+            raise ValueError(f"executor must be events or single, got {executor!r}")
+        self.executor_kind = executor  # read by runtime.run_node
+        self.rt_priority = int(self.get_parameter("realtime_priority").value)
+        if not 0 <= self.rt_priority <= 99:
+            raise ValueError(f"realtime_priority must be in [0, 99], got {self.rt_priority}")
+        affinity = self.get_parameter_or("cpu_affinity", Parameter("cpu_affinity", Parameter.Type.INTEGER_ARRAY, []))
+        self.cpu_affinity = [int(c) for c in (affinity.value or [])]
+        self.scheduling = "default"  # what the loop got (reported by ~/statistics)
         self.max_points = int(self.get_parameter("max_trajectory_points").value)
         self.start_tolerance = float(self.get_parameter("start_tolerance").value)
         # a leap of the control time larger than this is a time jump (sim restart, clock change)
@@ -201,8 +295,19 @@ class ComputedTorqueControllerNode(Node):
         self.mode_reason = "waiting for the robot description"
         self.mode_wall = 0.0
         self._last_answer: tuple[float, Float64MultiArray] | None = None
-        self.stats = LoopStatistics()
+        window = float(self.get_parameter("statistics_window").value)
+        if not (math.isfinite(window) and window > 0):
+            raise ValueError(f"statistics_window must be > 0 s, got {window}")
+        self.stats = LoopStatistics(max(100, min(10_000_000, round(window * self.rate))))
         self.cycle = 0
+        self._lock = threading.RLock()  # the loop thread vs the executor's callbacks (uncontended: ~0.1 us)
+        self._stop_loop = threading.Event()
+        self._loop_thread: threading.Thread | None = None
+        # preallocated outputs, filled in place every cycle (see _allocate_messages)
+        self.cmd_msg = Float64MultiArray()
+        self._cmd_view = np.zeros(0)
+        self._state_views: dict[str, np.ndarray] = {}
+        self._zero = np.zeros(0)
 
         # heavy input work (deserializing and checking a trajectory, building/compiling a model) runs in
         # worker threads: the single-threaded executor only ever runs short callbacks
@@ -221,13 +326,72 @@ class ComputedTorqueControllerNode(Node):
         # raw: the executor thread only sees bytes; the worker deserializes and checks
         self.create_subscription(JointTrajectory, "~/joint_trajectory", self.on_trajectory, 10, raw=True)
         self.create_service(Trigger, "~/statistics", self.on_statistics)
-        if self.trigger == "timer":
+        self.executor_scheduling = "default"
+        if self.trigger == "timer" and self.loop == "thread":
+            self._loop_thread = threading.Thread(target=self._run_loop, name="control_loop", daemon=True)
+            if self.rt_priority > 1:
+                self._apply_scheduling(self.rt_priority - 1, "the executor")  # this thread spins the executor
+        elif self.trigger == "timer":
             self.timer = self.create_timer(self.period, self.step)
+            self._apply_scheduling()  # the executor's thread (this one) runs the cycle
         # the watchdog runs on the steady clock: a paused simulation also stops /clock
         self.watchdog_timer = self.create_timer(self.timeout / 5, self.watchdog,
                                                 clock=Clock(clock_type=ClockType.STEADY_TIME))
         self.description = RobotDescription(self, self._on_model, lock_from_joint_states=True)
-        self.get_logger().info(f"law {self.law}, {self.rate:.0f} Hz ({self.trigger}), commands on {topic}")
+        self.get_logger().info(f"law {self.law}, {self.rate:.0f} Hz ({self.trigger}, loop {self.loop}, executor {self.executor_kind}), "
+                               f"commands on {topic}")
+        if self._loop_thread is not None:
+            self._loop_thread.start()
+
+    # ------------------------------------------------------------ loop
+    def _apply_scheduling(self, priority: int | None = None, what: str = "the loop") -> None:
+        """SCHED_FIFO at ``priority`` (default ``realtime_priority``) and the ``cpu_affinity`` for the calling
+        thread, when permitted (CAP_SYS_NICE or an RLIMIT_RTPRIO allowance); says clearly what was and was not
+        granted.  With the loop thread, the executor's thread gets ``realtime_priority - 1`` (``what`` = "the
+        executor"): it holds the GIL in the input callbacks, and preempted by ordinary load it would stall the loop
+        thread waiting for the GIL (priority inversion)."""
+        log = self.get_logger()
+        executor = priority is not None
+        priority = self.rt_priority if priority is None else priority
+        got = []
+        if self.cpu_affinity and not executor:
+            try:
+                os.sched_setaffinity(0, self.cpu_affinity)
+                got.append(f"cpus {sorted(os.sched_getaffinity(0))}")
+            except (OSError, ValueError) as exc:
+                log.warning(f"cpu_affinity {self.cpu_affinity} not granted ({exc}): running on the inherited CPUs")
+        if priority > 0:
+            try:
+                os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(priority))
+                got.append(f"SCHED_FIFO priority {priority}")
+                log.info(f"real-time scheduling granted to {what}: SCHED_FIFO priority {priority}")
+            except (OSError, AttributeError) as exc:
+                log.warning(f"real-time scheduling NOT granted to {what} (SCHED_FIFO priority {priority}: {exc}; "
+                            f"needs CAP_SYS_NICE or an rtprio limit): {what} runs at default priority")
+        if executor:
+            self.executor_scheduling = ", ".join(got) or "default"
+        else:
+            self.scheduling = ", ".join(got) or "default"
+
+    def _run_loop(self) -> None:
+        """The dedicated loop thread: one cycle per period at absolute deadlines on the steady clock
+        (a late cycle is run at once; more than one period late, the schedule restarts from now)."""
+        self._apply_scheduling()
+        period_ns = round(self.period * 1e9)
+        deadline = time.monotonic_ns() + period_ns
+        sleep, mono = time.sleep, time.monotonic_ns
+        while not self._stop_loop.is_set():
+            wait = deadline - mono()
+            if wait > 0:
+                sleep(wait * 1e-9)
+            try:
+                self.step()
+            except Exception as exc:  # noqa: BLE001 - the loop never dies
+                self.refusals.refuse("cycle_error", f"control cycle: {type(exc).__name__}: {exc}")
+            deadline += period_ns
+            late = mono() - deadline
+            if late > period_ns:
+                deadline += (late // period_ns) * period_ns  # cycles missed: keep the phase, do not burst
 
     # -------------------------------------------------------------- setup
     def _on_model(self, model: RobotModel, urdf: str) -> None:
@@ -257,16 +421,21 @@ class ComputedTorqueControllerNode(Node):
             model.set_backend("numpy")
         else:
             raise ValueError(f"backend must be 'generated' or 'numpy', got {backend!r}")
+        band = float(self.get_parameter("coulomb_velocity_band").value)
+        velocity = str(self.get_parameter("coulomb_velocity").value)
+        if velocity not in ("", "desired", "measured"):
+            raise ValueError(f"coulomb_velocity must be desired, measured or empty, got {velocity!r}")
+        friction = {"coulomb_velocity_band": None if band < 0 else band, "coulomb_velocity": velocity or None}
         kp = [v for v in self.get_parameter("kp").value if v > 0]
         kd = [v for v in self.get_parameter("kd").value if v > 0]
         if kp or kd:
             if len(kp) != model.dof or len(kd) != model.dof or self.law == "pid":
                 raise ValueError(f"kp and kd need {model.dof} positive values each (not for law pid)")
-            controller = _with_gains(self.law, model, np.array(kp), np.array(kd), effort)
+            controller = _with_gains(self.law, model, np.array(kp), np.array(kd), effort, **friction)
         else:
             omega = float(self.get_parameter("omega").value)
             xi = float(self.get_parameter("xi").value)
-            controller = make_controller(self.law, model, omega=omega, xi=xi, effort_limit=effort)
+            controller = make_controller(self.law, model, omega=omega, xi=xi, effort_limit=effort, **friction)
         lim = model.limits
         self.get_logger().info(f"dynamic model engine: {model.engine['inverse_dynamics']}")
         return Context(
@@ -284,7 +453,7 @@ class ComputedTorqueControllerNode(Node):
             self._pending_ctx = None
             old = self.ctx
             self.ctx = ctx
-            self.state_msg.joint_names = list(ctx.joints)
+            self._allocate_messages(ctx)
             self.trajectory = None
             if old is None or old.model.joint_names != ctx.model.joint_names:
                 self.q = self.qd = self.hold = None
@@ -307,6 +476,30 @@ class ComputedTorqueControllerNode(Node):
             self._transition(TRACKING, f"trajectory of {points} points, {traj.duration:.3f} s (degree {traj.degree}), "
                                        f"starts {start}")
 
+    def _allocate_messages(self, ctx: Context) -> None:
+        """The command and state messages of ``ctx``'s joints, and NumPy views on their arrays (command
+        order): a cycle fills them in place, no message or list is built per cycle."""
+        n = ctx.model.dof
+        zeros = [0.0] * n
+        self.cmd_msg = Float64MultiArray(data=zeros)
+        self._cmd_view = np.frombuffer(self.cmd_msg.data, dtype=np.float64)
+        m = self.state_msg
+        m.joint_names = list(ctx.joints)
+        m.reference = JointTrajectoryPoint(positions=zeros, velocities=zeros, accelerations=zeros)
+        m.feedback = JointTrajectoryPoint(positions=zeros, velocities=zeros)
+        m.error = JointTrajectoryPoint(positions=zeros, velocities=zeros)
+        self._effort = array.array("d", zeros)
+        m.output = JointTrajectoryPoint(effort=self._effort)
+        self._effort = m.output.effort  # the message's own array
+        v = self._state_views = {}
+        for key, pt, field in (("q_ref", m.reference, "positions"), ("qd_ref", m.reference, "velocities"),
+                               ("qdd_ref", m.reference, "accelerations"), ("q", m.feedback, "positions"),
+                               ("qd", m.feedback, "velocities"), ("e", m.error, "positions"),
+                               ("ed", m.error, "velocities")):
+            v[key] = np.frombuffer(getattr(pt, field), dtype=np.float64)
+        v["tau"] = np.frombuffer(self._effort, dtype=np.float64)
+        self._zero = np.zeros(n)
+
     def _transition(self, mode: str, reason: str) -> None:
         """Enter ``mode`` (logged and published once per change)."""
         if mode == self.mode and reason == self.mode_reason:
@@ -326,7 +519,8 @@ class ComputedTorqueControllerNode(Node):
     def on_joint_states(self, msg: JointState) -> None:
         ctx = self.ctx
         if ctx is None:
-            self._take_pending(None)
+            with self._lock:
+                self._take_pending(None)
             ctx = self.ctx
             if ctx is None:
                 return
@@ -337,8 +531,9 @@ class ComputedTorqueControllerNode(Node):
             if self.state_stamp is not None and stamp == self.state_stamp and self._last_answer is not None:
                 self.cmd_pub.publish(self._last_answer[1])  # the same answer again, never a second law cycle
                 return
-            self._accept_state(q, qd, stamp)
-            self.step()
+            with self._lock:
+                self._accept_state(q, qd, stamp)
+                self.step()
             return
         if stamp == 0.0:
             stamp = now_clock  # unstamped: the arrival time
@@ -349,7 +544,8 @@ class ComputedTorqueControllerNode(Node):
             raise Refused("future_stamp", f"joint_states stamped {-age:.3f} s in the future")
         if self.state_stamp is not None and stamp < self.state_stamp and not self._clock_jumped(now_clock):
             raise Refused("out_of_order", "joint_states older than the last accepted one")
-        self._accept_state(q, qd, stamp)
+        with self._lock:
+            self._accept_state(q, qd, stamp)
 
     def _accept_state(self, q: np.ndarray, qd: np.ndarray, stamp: float) -> None:
         self.q, self.qd = q, qd
@@ -415,7 +611,13 @@ class ComputedTorqueControllerNode(Node):
 
     def on_statistics(self, request: Trigger.Request, response: Trigger.Response) -> Trigger.Response:
         summary = self.stats.summary(self.period)
-        summary.update(mode=self.mode, mode_reason=self.mode_reason, refused=dict(self.refusals.counts))
+        if self.trigger == "state":  # lockstep: cycles follow the states, there is no period to miss
+            summary.pop("missed_cycles", None)
+            summary.pop("missed_pct", None)
+        summary.update(mode=self.mode, mode_reason=self.mode_reason, refused=dict(self.refusals.counts),
+                       nominal_rate_hz=self.rate, loop=self.loop if self.trigger == "timer" else "state",
+                       executor=self.executor_kind,
+                       scheduling=self.scheduling, executor_scheduling=self.executor_scheduling)
         response.success = True
         response.message = json.dumps(summary)
         return response
@@ -441,41 +643,111 @@ class ComputedTorqueControllerNode(Node):
         self._transition(HOLDING, reason)
 
     def step(self) -> None:
-        start = time.perf_counter()
-        now = self.control_time()
-        self._take_pending(now)
-        ctx = self.ctx
-        if ctx is None or self.q is None:
-            return
-        if self._is_stale():
-            return
-        if self.last_now is not None and self.trigger == "timer":
-            dt = now - self.last_now
-            if dt < 0 or dt > self.max_time_step:
-                self._hold_here(f"control time jumped by {dt:+.3f} s")
-        self.last_now = now
-        if self.trajectory is not None:
-            q_ref, qd_ref, qdd_ref = self.trajectory.evaluate(now - self.trajectory_t0)
-            if now - self.trajectory_t0 > self.trajectory.duration:
-                self.hold = q_ref.copy()
-                self.trajectory = None
-                self._transition(HOLDING, "trajectory finished: holding its last point")
-        else:
-            q_ref, qd_ref, qdd_ref = self.hold, None, None
-            if self.mode != HOLDING:
-                self._transition(HOLDING, "joint state received: holding the current position")
+        """One control cycle (timer, loop thread or lockstep state); its phases are timed for ``~/statistics``."""
+        start = time.perf_counter_ns()  # the period is measured on the steady clock
+        clock = time.thread_time_ns    # the phases in CPU time of this thread (preemption not counted)
+        t0 = clock()
+        with self._lock:
+            now = self.control_time()
+            if self._pending_ctx is not None or self._pending_traj is not None:
+                self._take_pending(now)
+            ctx = self.ctx
+            if ctx is None or self.q is None or self._is_stale():
+                return
+            if self.last_now is not None and self.trigger == "timer":
+                dt = now - self.last_now
+                if dt < 0 or dt > self.max_time_step:
+                    self._hold_here(f"control time jumped by {dt:+.3f} s")
+            self.last_now = now
+            t1 = clock()
+            traj = self.trajectory
+            if traj is not None:
+                tt = now - self.trajectory_t0
+                q_ref, qd_ref, qdd_ref = traj.at(tt)
+                if tt > traj.duration:
+                    self.hold = q_ref.copy()
+                    self.trajectory = None
+                    self._transition(HOLDING, "trajectory finished: holding its last point")
+            else:
+                q_ref, qd_ref, qdd_ref = self.hold, self._zero, self._zero
+                if self.mode != HOLDING:
+                    self._transition(HOLDING, "joint state received: holding the current position")
+            t2 = clock()
+            tau = self._law(ctx, now, q_ref, qd_ref, qdd_ref)
+            t3 = clock()
+            if tau is None:  # the law failed: gravity hold (saturated), if finite
+                tau = self._holding_torque()
+                if not np.isfinite(tau).all():
+                    self.refusals.refuse("non_finite_output", "a non-finite effort was computed: not sent")
+                    return
+            answer = self._publish_cycle(ctx, tau, stamp=self.state_stamp if self.trigger == "state" else None)
+            if self.trigger == "state":
+                self._last_answer = (self.state_stamp, answer)
+            t4 = clock()
+            self.cycle += 1
+            if self.divider:
+                due = self.cycle % self.divider == 0
+            else:
+                due = now >= self.next_state_time
+                if due:  # on the grid of the rate; a jump or a stall restarts it from now
+                    nxt = self.next_state_time + self.state_period
+                    self.next_state_time = nxt if now < nxt < now + self.state_period else now + self.state_period
+            if due:
+                self._publish_cycle_state(ctx, now, q_ref, qd_ref, qdd_ref, tau)
+            t5 = clock()
+            self.stats.tick(start, t2 - t1, t3 - t2, t4 - t3, t5 - t4, t1 - t0)
+
+    def _law(self, ctx: Context, now: float, q_ref: np.ndarray, qd_ref: np.ndarray,
+             qdd_ref: np.ndarray) -> np.ndarray | None:
+        """The law's torque, saturated; None if it failed (refusal counted).  The state and reference were
+        validated on arrival (:mod:`.validation`, :func:`check_path_limits`), so a law with the base class's
+        ``compute`` is called past its input checks (the output check and saturation stay)."""
+        c = ctx.controller
         try:
-            tau = ctx.controller.compute(now, self.q, self.qd, q_ref, qd_ref, qdd_ref)
+            if type(c).compute is not JointController.compute:
+                return c.compute(now, self.q, self.qd, q_ref, qd_ref, qdd_ref)
+            return c.compute_validated(now, self.q, self.qd, q_ref, qd_ref, qdd_ref)
         except ValueError as exc:
             self.refusals.refuse("law_failed", f"control law failed: {exc}")
-            tau = self._holding_torque()
-        answer = self._publish(tau, stamp=self.state_stamp if self.trigger == "state" else None)
-        if answer is not None and self.trigger == "state":
-            self._last_answer = (self.state_stamp, answer)
-        self.stats.tick(start, time.perf_counter() - start)
-        self.cycle += 1
-        if self.cycle % self.divider == 0:
-            self._publish_state(now, q_ref, qd_ref, qdd_ref, tau)
+            return None
+
+    def _publish_cycle(self, ctx: Context, tau: np.ndarray, *, stamp: float | None) -> Float64MultiArray:
+        """Publish the cycle's ``tau`` (model order, finite, saturated by the law) in the preallocated message."""
+        msg = self.cmd_msg
+        np.take(tau, ctx.to_cmd, out=self._cmd_view)
+        if stamp is not None:
+            dims = msg.layout.dim
+            label = f"{lockstep.PREFIX}{round(stamp * 1e9)}"
+            if dims:
+                dims[0].label = label
+            else:
+                lockstep.label_answer(msg, round(stamp * 1e9))
+        self.cmd_pub.publish(msg)
+        return msg
+
+    def _publish_cycle_state(self, ctx: Context, now: float, q_ref: np.ndarray, qd_ref: np.ndarray,
+                             qdd_ref: np.ndarray, tau: np.ndarray) -> None:
+        """``~/controller_state`` of a cycle, filled in place (command order)."""
+        m = self.state_msg
+        v = self._state_views
+        o = ctx.to_cmd
+        self.mode_wall = time.monotonic()
+        ns = round(now * 1e9)
+        m.header.stamp.sec, m.header.stamp.nanosec = ns // 1_000_000_000, ns % 1_000_000_000
+        m.mode, m.mode_reason = self.mode, self.mode_reason
+        m.stale_state = False
+        m.trajectories_accepted = self.trajectories_accepted
+        m.inputs_refused = min(self.refusals.total(), 2**32 - 1)
+        np.take(q_ref, o, out=v["q_ref"])
+        np.take(qd_ref, o, out=v["qd_ref"])
+        np.take(qdd_ref, o, out=v["qdd_ref"])
+        np.take(self.q, o, out=v["q"])
+        np.take(self.qd, o, out=v["qd"])
+        np.subtract(v["q_ref"], v["q"], out=v["e"])
+        np.subtract(v["qd_ref"], v["qd"], out=v["ed"])
+        np.take(tau, o, out=v["tau"])
+        m.saturated = bool(ctx.controller.saturated.any())
+        self.state_pub.publish(m)
 
     def _is_stale(self) -> bool:
         """True when the last state is older than ``state_timeout`` (steady clock); logs transitions."""
@@ -493,6 +765,10 @@ class ComputedTorqueControllerNode(Node):
 
     def watchdog(self) -> None:
         """Steady-clock watchdog: the safe output on stale states, and the mode published while idle."""
+        with self._lock:
+            self._watchdog()
+
+    def _watchdog(self) -> None:
         self._take_pending(None)
         if self.ctx is None or self.q is None:
             if time.monotonic() - self.mode_wall > 1.0:
@@ -511,8 +787,9 @@ class ComputedTorqueControllerNode(Node):
         gravity = np.asarray(ctx.controller.inverse_dynamics(self.q, zero, zero), dtype=float)
         return np.clip(gravity, -ctx.effort, ctx.effort)
 
-    def _publish(self, tau: np.ndarray, *, stamp: float | None = None, hold: bool = False) -> Float64MultiArray | None:
-        """Publish ``tau`` (model order) if finite, clipped to the effort limits; returns the message."""
+    def _publish(self, tau: np.ndarray, *, hold: bool = False) -> Float64MultiArray | None:
+        """Publish ``tau`` (model order) if finite, clipped to the effort limits, in a new message (the safety
+        path: stale hold, shutdown); returns the message."""
         ctx = self.ctx
         if not np.all(np.isfinite(tau)):
             self.refusals.refuse("non_finite_output", "a non-finite effort was computed: not sent")
@@ -521,13 +798,12 @@ class ComputedTorqueControllerNode(Node):
         msg = Float64MultiArray(data=tau[ctx.to_cmd].tolist())
         if hold:
             lockstep.label_hold(msg)
-        elif stamp is not None:
-            lockstep.label_answer(msg, round(stamp * 1e9))
         self.cmd_pub.publish(msg)
         return msg
 
-    def _publish_state(self, now: float | None, q_ref=None, qd_ref=None, qdd_ref=None, tau=None) -> None:
-        m = self.state_msg
+    def _publish_state(self, now: float | None) -> None:
+        """A mode notice on ``~/controller_state`` (no ``output.effort``): transitions and the idle watchdog."""
+        m = ControllerState(law=self.law)
         self.mode_wall = time.monotonic()
         m.header.stamp = Time(nanoseconds=round((self.control_time() if now is None else now) * 1e9)).to_msg()
         m.mode, m.mode_reason = self.mode, self.mode_reason
@@ -535,23 +811,22 @@ class ComputedTorqueControllerNode(Node):
         m.trajectories_accepted = self.trajectories_accepted
         m.inputs_refused = min(self.refusals.total(), 2**32 - 1)
         ctx = self.ctx
-        if ctx is not None and self.q is not None:
-            n = ctx.model.dof
-            o = ctx.to_cmd
-            q_ref = self.hold if q_ref is None else q_ref
-            qd_ref = np.zeros(n) if qd_ref is None else qd_ref
-            qdd_ref = np.zeros(n) if qdd_ref is None else qdd_ref
-            m.reference = JointTrajectoryPoint(positions=q_ref[o].tolist(), velocities=qd_ref[o].tolist(),
-                                               accelerations=qdd_ref[o].tolist())
-            m.feedback = JointTrajectoryPoint(positions=self.q[o].tolist(), velocities=self.qd[o].tolist())
-            m.error = JointTrajectoryPoint(positions=(q_ref - self.q)[o].tolist(),
-                                           velocities=(qd_ref - self.qd)[o].tolist())
-            m.output = JointTrajectoryPoint(effort=[] if tau is None else tau[o].tolist())
-            m.saturated = bool(np.any(ctx.controller.saturated)) if tau is not None else False
+        if ctx is not None:
+            m.joint_names = list(ctx.joints)
+            if self.q is not None and self.hold is not None:
+                o = ctx.to_cmd
+                zero = [0.0] * ctx.model.dof
+                m.reference = JointTrajectoryPoint(positions=self.hold[o].tolist(), velocities=zero, accelerations=zero)
+                m.feedback = JointTrajectoryPoint(positions=self.q[o].tolist(), velocities=self.qd[o].tolist())
+                m.error = JointTrajectoryPoint(positions=(self.hold - self.q)[o].tolist(),
+                                               velocities=(-self.qd)[o].tolist())
         self.state_pub.publish(m)
 
     def on_shutdown(self) -> None:
-        """Last holding command: gravity torques at the last measured position."""
+        """Last holding command: gravity torques at the last measured position (the loop stopped first)."""
+        self._stop_loop.set()
+        if self._loop_thread is not None and self._loop_thread.is_alive():
+            self._loop_thread.join(timeout=1.0)
         self.trajectory_worker.stop()
         self.model_worker.stop()
         if self.ctx is not None and self.q is not None:

@@ -2,7 +2,9 @@
 
 * :func:`run_node`: SIGINT/SIGTERM/SIGHUP -> orderly shutdown; the node's ``on_shutdown()``
   runs while the context is still up.  A node that sets ``multithreaded = True`` is spun by a
-  :class:`~rclpy.executors.MultiThreadedExecutor` (its callback groups decide what may overlap).
+  :class:`~rclpy.executors.MultiThreadedExecutor` (its callback groups decide what may overlap);
+  one that sets ``executor_kind = "events"`` by rclpy's EventsExecutor (opt-in; falls back to the
+  single-threaded executor where rclpy lacks it).
   An exception escaping a callback is logged and counted, never fatal.
 * :class:`Refusals`: one log line per cause and period (our own rate limit: rclpy's
   ``throttle_duration_sec`` must never be mixed with unthrottled calls at one call site), and
@@ -114,6 +116,16 @@ def _spin_side_nodes(node: Any, stop: threading.Event) -> list[tuple[threading.T
     return out
 
 
+def _events_executor(node: Node) -> Any:
+    """rclpy's EventsExecutor (rclpy.experimental), or a SingleThreadedExecutor where it is missing."""
+    try:
+        from rclpy.experimental.events_executor import EventsExecutor
+    except ImportError:
+        node.get_logger().warning("EventsExecutor not available in this rclpy: single-threaded executor instead")
+        return SingleThreadedExecutor()
+    return EventsExecutor()
+
+
 def run_node(factory: Callable[[], Node], args: Sequence[str] | None = None) -> int:
     """Create the node with ``factory`` and spin it until SIGINT/SIGTERM/SIGHUP; returns an exit code."""
     stop = threading.Event()
@@ -128,6 +140,8 @@ def run_node(factory: Callable[[], Node], args: Sequence[str] | None = None) -> 
         node = factory()
         if getattr(node, "multithreaded", False):
             executor = MultiThreadedExecutor(num_threads=int(getattr(node, "executor_threads", 4)))
+        elif getattr(node, "executor_kind", None) == "events":
+            executor = _events_executor(node)
         else:
             executor = SingleThreadedExecutor()
         executor.add_node(node)

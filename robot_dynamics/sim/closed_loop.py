@@ -166,12 +166,16 @@ def run_simulation(
     seed: int = 0,
     plot: str | None = None,
     return_result: bool = False,
+    coulomb_velocity: str | None = None,
+    coulomb_velocity_band: Any = None,
 ) -> dict[str, Any] | tuple[dict[str, Any], ClosedLoopResult]:
     """One closed-loop experiment from a URDF path / bundled robot name (or a model); returns the metrics.
 
     The controller uses the nominal model; the plant uses a copy with every inertial
     parameter off by ``model_error`` (random signs, :func:`~robot_dynamics.sim.simulator.perturbed`),
-    an optional tip ``payload`` (kg) and measurement noise.
+    an optional tip ``payload`` (kg) and measurement noise.  The plant applies the true Coulomb law
+    −Fc sign(q̇); the controller's Coulomb compensation follows ``coulomb_velocity`` / ``coulomb_velocity_band``
+    (None: the law's default, see :mod:`robot_dynamics.control.base`).
     """
     from .simulator import MujocoArm, perturbed
 
@@ -198,7 +202,8 @@ def run_simulation(
     plant = MujocoArm(true_model, timestep=timestep, noise_q=noise_q, noise_qd=noise_qd, rng=rng,
                       payload=(payload, np.zeros(3)) if payload > 0 else None)
     a = max_diagonal_inertia(model) if controller in ("pid", "pd_gravity") else None
-    ctrl = make_controller(controller, model, omega, xi, a=a)
+    ctrl = make_controller(controller, model, omega, xi, a=a, coulomb_velocity=coulomb_velocity,
+                           coulomb_velocity_band=coulomb_velocity_band)
     res = run_closed_loop(model, plant, ctrl, traj, settle_time=settle_time)
     res.metrics.update({"robot": model.name, "profile": profile, "model_error": model_error, "omega": omega,
                         "trajectory_duration": traj.duration})
@@ -251,6 +256,11 @@ def add_simulate_arguments(parser: argparse.ArgumentParser) -> argparse.Argument
     parser.add_argument("--speed-scale", type=float, default=1.0, help="fraction of the velocity/acceleration limits")
     parser.add_argument("--settle", type=float, default=0.5, help="simulated time after the motion (s)")
     parser.add_argument("--noise", type=float, default=0.0, help="position measurement noise std")
+    parser.add_argument("--noise-qd", type=float, default=0.0, help="velocity measurement noise std")
+    parser.add_argument("--coulomb-velocity", choices=("desired", "measured"), default=None,
+                        help="velocity of the controller's Coulomb compensation (default: the law's)")
+    parser.add_argument("--coulomb-band", type=float, default=None,
+                        help="velocity band of the Coulomb compensation, rad/s or m/s (default: the law's)")
     parser.add_argument("--payload", type=float, default=0.0, help="tip payload mass (kg)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--json", action="store_true", help="print the metrics as one JSON object")
@@ -266,8 +276,9 @@ def simulate_from_args(args: argparse.Namespace) -> int:
         metrics = run_simulation(
             opt["urdf"], opt["controller"], opt["profile"], opt["goal"], opt["start"],
             model_error=opt["model_error"], omega=opt["omega"], xi=opt["xi"], speed_scale=opt["speed_scale"],
-            settle_time=opt["settle"], noise_q=opt["noise"], payload=opt["payload"], seed=opt["seed"],
-            plot=opt["plot"],
+            settle_time=opt["settle"], noise_q=opt["noise"], noise_qd=opt["noise_qd"], payload=opt["payload"],
+            seed=opt["seed"], plot=opt["plot"], coulomb_velocity=opt["coulomb_velocity"],
+            coulomb_velocity_band=opt["coulomb_band"],
         )
     except (ValueError, FileNotFoundError) as exc:
         print(f"error: {exc}", file=sys.stderr)
