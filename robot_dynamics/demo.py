@@ -177,7 +177,15 @@ def run_demo(output: str = "out/demo", robot: str = "rx90", lockstep_only: bool 
         if lockstep_only:
             report["lockstep_loop"] = json.loads(_call(node, stats, Trigger.Request()).message)
             raise _Done
-        # service latency: inverse dynamics for 1 and 1000 points
+        # service latency: inverse dynamics for 1 and 1000 points, with the lockstep sim paused (it would run
+        # flat out on both cores) and from a client node of its own (no subscription to serve while waiting)
+        report["lockstep_loop"] = json.loads(_call(node, stats, Trigger.Request()).message)
+        _call(node, pause, SetBool.Request(data=True), timeout=5.0, attempts=3)
+        client_node = rclpy.create_node("demo_service_client")
+        inv = client_node.create_client(InverseDynamics, "/dynamics_server/inverse_dynamics")
+        if not inv.wait_for_service(timeout_sec=10.0):
+            raise DemoError("dynamics_server's inverse_dynamics service is not available")
+        node, demo_node = client_node, node
         rng = np.random.default_rng(0)
         lat = {}
         for npts, reps in ((1, 20), (1000, 5)):
@@ -192,7 +200,8 @@ def run_demo(output: str = "out/demo", robot: str = "rx90", lockstep_only: bool 
                     raise DemoError(f"inverse dynamics failed: {r.message}")
             lat[f"inverse_dynamics_{npts}_points_ms"] = float(np.median(times) * 1e3)
         report["service_latency"] = lat
-        report["lockstep_loop"] = json.loads(_call(node, stats, Trigger.Request()).message)
+        node = demo_node
+        client_node.destroy_node()
         codes = bringup.stop()
 
         # phase 2, real time: the arm runs at wall-clock speed and the controller on its own
