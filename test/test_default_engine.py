@@ -408,3 +408,27 @@ def test_a_parameter_change_never_returns_stale_torques() -> None:
     assert moved.backend != "generated"
     assert _rel(moved.inverse_dynamics(q, qd, qdd), inverse_dynamics(moved, q, qd, qdd)) < 1e-12
     assert _rel(m.inverse_dynamics(q, qd, qdd), tau) < 1e-12
+
+
+def test_an_explicit_backend_is_not_overridden_by_a_late_build() -> None:
+    """``set_backend("numpy")`` while a background build is in flight: the build finishes (its program is
+    kept for later) but the NumPy model stays in use, and ``model.engine`` says so."""
+    from robot_dynamics.dynamics.inverse_dynamics import inverse_dynamics as numpy_inverse_dynamics
+
+    m = _unique_planar(4242)
+    status = m.compile("inverse_dynamics", wait=False)
+    assert status["inverse_dynamics"] == "building", status  # an empty cache: it must build
+    m.set_backend("numpy")
+    engine = m._engine
+    assert engine._done["id"].wait(180.0)
+    assert "id" in engine._modules  # the build did finish and load
+    assert m.engine["inverse_dynamics"] == "numpy" and set(m.engine.values()) == {"numpy"}, m.engine
+    assert getattr(engine.id, "__self__", None) is not engine._modules["id"]  # not the compiled entry
+    rng = np.random.default_rng(5)
+    q, qd, qdd = rng.uniform(-1, 1, (3, 2))
+    assert np.array_equal(m.inverse_dynamics(q, qd, qdd), numpy_inverse_dynamics(m, q, qd, qdd))  # bit for bit
+    # the latest explicit request wins: compile() after set_backend("numpy") puts the program in use
+    assert m.compile("inverse_dynamics") == {"inverse_dynamics": "compiled"}
+    assert getattr(m._engine.id, "__self__", None) is engine._modules["id"]
+    np.testing.assert_allclose(m.inverse_dynamics(q, qd, qdd), numpy_inverse_dynamics(m, q, qd, qdd), rtol=1e-12,
+                               atol=1e-12)

@@ -1491,6 +1491,7 @@ class Engine:
         self._state: dict[str, str] = {}  # kind -> new | building | ready | failed | unavailable
         self._score: dict[str, int] = {}
         self._done: dict[str, threading.Event] = {}
+        self._pinned = False  # set_backend("numpy" | "generated"): programs built later are not put in use
         self._modules: dict[str, Any] = {}
         self._keys: dict[str, str] = {}
         self._python: dict[str, Callable[..., list[float]]] = {}  # kind -> generated scalar Python program in use
@@ -1520,7 +1521,11 @@ class Engine:
         return fallback
 
     def _install(self, kind: str, mod: Any) -> None:
+        """(lock held) Put a loaded program in use — unless the backend was chosen explicitly since the
+        build started (``set_backend("numpy" | "generated")``): a late build never overrides that choice."""
         self._modules[kind] = mod
+        if self._pinned:
+            return
         for attr, (k, entry, _) in _ATTRS.items():
             if k == kind:
                 setattr(self, attr, getattr(mod, entry))
@@ -1529,6 +1534,7 @@ class Engine:
         """Explicit backends: a :class:`GeneratedBackend` (built synchronously, function by function at its
         first call), or None for the NumPy model only."""
         self.generated = backend
+        self._pinned = True
         if backend is None:
             self.mode = "numpy"
             self._install_fallbacks()
@@ -1688,7 +1694,8 @@ class Engine:
         if f is not None:
             entries = _scalar_id_entries(self.model, f, self._numpy)
             with self._lock:
-                if self._state.get(kind) != "ready":  # a compiled program loaded meanwhile stays in use
+                # a compiled program loaded meanwhile stays in use; an explicit backend chosen since, too
+                if self._state.get(kind) != "ready" and not self._pinned:
                     self._python[kind] = f
                     for attr, (k, entry, _) in _ATTRS.items():
                         if k == kind:
@@ -1714,6 +1721,11 @@ class Engine:
             for f in functions:
                 setattr(self, _PUBLIC[f], self.generated.function(f))
             return {f: "generated" for f in functions}
+        if self._pinned:  # compile() after set_backend("numpy"): the latest explicit request wins
+            self._pinned = False
+            for k in kinds:
+                if k in self._modules:
+                    self._install(k, self._modules[k])
         for k in kinds:
             if wait:
                 if not self._ensure(k):  # no compiler or a failed build: the generated scalar Python program
@@ -1733,8 +1745,8 @@ class Engine:
         batches) or ``numpy`` (the NumPy model)."""
         out = {}
         for kind, _, pub in _ATTRS.values():
-            if self.mode == "generated":
-                out[pub] = "generated"
+            if self.mode == "generated" or self._pinned:  # an explicit backend: what runs, whatever was built
+                out[pub] = self.mode
                 continue
             st = self._state.get(kind, "new")
             out[pub] = ("compiled" if st == "ready" else "building" if st == "building"
