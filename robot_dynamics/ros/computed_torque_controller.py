@@ -658,6 +658,14 @@ class ComputedTorqueControllerNode(Node):
                 dt = now - self.last_now
                 if dt < 0 or dt > self.max_time_step:
                     self._hold_here(f"control time jumped by {dt:+.3f} s")
+                    # the last state may predate the jump (the loop thread can see the new clock before the
+                    # first state of the new time base): hold where the FIRST state after the jump puts the
+                    # arm, and accept it whatever its stamp relative to the old time base
+                    self.q = None
+                    self.hold = None
+                    self.state_stamp = None
+                    self.last_now = now
+                    return
             self.last_now = now
             t1 = clock()
             traj = self.trajectory
