@@ -39,13 +39,19 @@ def _param(value: Any, n: int, what: str) -> np.ndarray:
     return np.broadcast_to(a, (n,))
 
 
+def _velocities(x: Any, what: str) -> np.ndarray:
+    """Finite joint velocities of shape (n,) or (N, n), n >= 1."""
+    a = np.asarray(x, dtype=float)
+    if a.ndim not in (1, 2) or a.shape[-1] == 0:
+        raise ValueError(f"{what} must have shape (n,) or (N, n), got {a.shape}")
+    if not np.all(np.isfinite(a)):
+        raise ValueError(f"{what} contains NaN or inf")
+    return a
+
+
 def friction_torque(qd: Any, Fc: Any, Fv: Any, Fs: Any = None, B: Any = 0.0) -> np.ndarray:  # noqa: N803
     """Friction efforts (001 eq. 7.26) for joint velocities ``qd`` of shape (n,) or (N, n)."""
-    qd = np.asarray(qd, dtype=float)
-    if qd.ndim not in (1, 2) or qd.shape[-1] == 0:
-        raise ValueError(f"qd must have shape (n,) or (N, n), got {qd.shape}")
-    if not np.all(np.isfinite(qd)):
-        raise ValueError("qd contains NaN or inf")
+    qd = _velocities(qd, "qd")
     n = qd.shape[-1]
     fc, fv = _param(Fc, n, "Fc"), _param(Fv, n, "Fv")
     fs = fc if Fs is None else _param(Fs, n, "Fs")
@@ -62,11 +68,7 @@ def coulomb(Fc: Any, v: Any, band: Any = 0.0) -> np.ndarray:  # noqa: N803
     ``v`` of shape (n,) or (N, n) (rad/s or m/s); ``Fc`` and ``band`` scalars or (n,), ``band >= 0``
     per joint (same unit as ``v``).
     """
-    v = np.asarray(v, dtype=float)
-    if v.ndim not in (1, 2) or v.shape[-1] == 0:
-        raise ValueError(f"v must have shape (n,) or (N, n), got {v.shape}")
-    if not np.all(np.isfinite(v)):
-        raise ValueError("v contains NaN or inf")
+    v = _velocities(v, "v")
     n = v.shape[-1]
     fc = _param(Fc, n, "Fc")
     b = _param(band, n, "band")

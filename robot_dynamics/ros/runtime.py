@@ -88,6 +88,21 @@ def guarded(refusals_attr: str = "refusals", cause: str = "callback") -> Callabl
     return wrap
 
 
+def _spin_until_stopped(executor: Any, node: Any, stop: threading.Event, prefix: str = "") -> None:
+    """Spin ``executor`` until ``stop`` or shutdown; a callback's exception is logged (the first ten, then
+    every thousandth) and never takes the node down."""
+    failures = 0
+    while rclpy.ok() and not stop.is_set():
+        try:
+            executor.spin_once(timeout_sec=0.05)
+        except (KeyboardInterrupt, ExternalShutdownException):
+            raise
+        except Exception as exc:  # noqa: BLE001 - a callback's bug must not take the node down
+            failures += 1
+            if failures <= 10 or failures % 1000 == 0:
+                node.get_logger().error(f"{prefix}callback raised {type(exc).__name__}: {exc} ({failures} so far)")
+
+
 def _spin_side_nodes(node: Any, stop: threading.Event) -> list[tuple[threading.Thread, SingleThreadedExecutor, Any]]:
     """Spin each of ``node.side_nodes`` (helper nodes of the same process that carry one latency-critical
     entity each) with a single-threaded executor in its own thread: a call to that entity costs the
@@ -99,16 +114,10 @@ def _spin_side_nodes(node: Any, stop: threading.Event) -> list[tuple[threading.T
         side_executor.add_node(side_node)
 
         def spin(ex: SingleThreadedExecutor = side_executor, n: Any = side_node) -> None:
-            failures = 0
-            while rclpy.ok() and not stop.is_set():
-                try:
-                    ex.spin_once(timeout_sec=0.05)
-                except (KeyboardInterrupt, ExternalShutdownException):
-                    return
-                except Exception as exc:  # noqa: BLE001 - a callback's bug must not take the node down
-                    failures += 1
-                    if failures <= 10 or failures % 1000 == 0:
-                        node.get_logger().error(f"{n.get_name()}: callback raised {type(exc).__name__}: {exc}")
+            try:
+                _spin_until_stopped(ex, node, stop, f"{n.get_name()}: ")
+            except (KeyboardInterrupt, ExternalShutdownException):
+                return
 
         thread = threading.Thread(target=spin, name=f"spin {side_node.get_name()}", daemon=True)
         thread.start()
@@ -149,16 +158,7 @@ def run_node(factory: Callable[[], Node], args: Sequence[str] | None = None) -> 
         # objects made at start-up never need the cyclic collector again: fewer, shorter GC pauses
         gc.collect()
         gc.freeze()
-        failures = 0
-        while rclpy.ok() and not stop.is_set():
-            try:
-                executor.spin_once(timeout_sec=0.05)
-            except (KeyboardInterrupt, ExternalShutdownException):
-                raise
-            except Exception as exc:  # noqa: BLE001 - a callback's bug must not take the node down
-                failures += 1
-                if failures <= 10 or failures % 1000 == 0:
-                    node.get_logger().error(f"callback raised {type(exc).__name__}: {exc} ({failures} so far)")
+        _spin_until_stopped(executor, node, stop)
     except (KeyboardInterrupt, ExternalShutdownException):
         pass
     except Exception as exc:
