@@ -57,8 +57,10 @@ def _trajectory(names: list[str], q0: np.ndarray, duration: float):
     return JointTrajectory(joint_names=names, points=pts)
 
 
-def run_config(rate: float, hog: bool, rt: bool, loop: str, duration: float, log_dir: Path) -> dict:
-    """One configuration; ``loop`` is ``<loop>-<executor>`` (``thread-events``, ``timer-single``, ...)."""
+def run_config(rate: float, hog: bool, rt: bool, loop: str, duration: float, log_dir: Path, clock: str = "sim") -> dict:
+    """One configuration; ``loop`` is ``<loop>-<executor>`` (``thread-events``, ``timer-single``, ...); ``clock``
+    ``sim``: the sim publishes /clock and stamps in sim time, the controller uses sim time; ``system``: the sim
+    stamps its states with the system clock and publishes no /clock, as a real arm's driver (no sim time)."""
     import rclpy
     from std_srvs.srv import Trigger
 
@@ -71,9 +73,9 @@ def run_config(rate: float, hog: bool, rt: bool, loop: str, duration: float, log
     nodes = [n for n in node_set("rx90", "mujoco") if n.name in ("mujoco_sim", "computed_torque_controller")]
     for n in nodes:
         if n.name == "mujoco_sim":
-            n.parameters.update(lockstep=False, control_period=period, timestep=min(0.001, period))
+            n.parameters.update(lockstep=False, control_period=period, timestep=min(0.001, period), stamp_time=clock)
         else:
-            n.parameters.update(trigger="timer", rate=rate, loop=loop.split("-")[0], executor=loop.split("-")[1], state_publish_rate=100.0,
+            n.parameters.update(use_sim_time=clock == "sim", trigger="timer", rate=rate, loop=loop.split("-")[0], executor=loop.split("-")[1], state_publish_rate=100.0,
                                 state_publish_divider=0, statistics_window=duration,
                                 realtime_priority=80 if rt else 0)
     hog_proc = None
@@ -114,6 +116,11 @@ def run_config(rate: float, hog: bool, rt: bool, loop: str, duration: float, log
         while time.monotonic() < end:
             rclpy.spin_once(node, timeout_sec=0.05)
         pid = bringup.procs["computed_torque_controller"].pid
+        if os.environ.get("BENCH_LOOP_PIN"):  # experiment: every thread of the controller on CPU 0, the sim's on 1
+            for name, cpu in (("computed_torque_controller", 0), ("mujoco_sim", 1)):
+                p = bringup.procs[name].pid
+                for tid in os.listdir(f"/proc/{p}/task"):
+                    os.sched_setaffinity(int(tid), {cpu})
         a, cpu_a, t_a = call(), _proc_cpu(pid), time.monotonic()
         end = t_a + duration
         while time.monotonic() < end:
@@ -138,7 +145,92 @@ def run_config(rate: float, hog: bool, rt: bool, loop: str, duration: float, log
             hog_proc.wait()
 
 
+def bare_loop(rate: float, duration: float, clock: str) -> None:
+    """The trivial baseline (run as its own process): an rclpy node whose loop thread does only the I/O of a control
+    cycle, the cheapest way rclpy allows (the controller's own way): take the latest ``/joint_states`` (and
+    ``/clock`` with sim time) as bytes, publish a command as bytes (the gravity torque at the first state, held),
+    at ``rate`` on the steady clock.  Prints its process CPU per cycle over ``duration`` s after a warm-up."""
+    import threading
+
+    import rclpy
+    from rclpy.node import Node
+    from rclpy.qos import QoSProfile, ReliabilityPolicy
+    from rosgraph_msgs.msg import Clock
+    from sensor_msgs.msg import JointState
+    from std_msgs.msg import Float64MultiArray
+
+    from robot_dynamics.model.robots import load_model
+    from robot_dynamics.ros.cdr import Float64MultiArrayWriter, JointStateReader
+
+    rclpy.init()
+    node = Node("bare_loop", parameter_overrides=[rclpy.parameter.Parameter("use_sim_time", value=clock == "sim")])
+    best_effort = QoSProfile(depth=1, reliability=ReliabilityPolicy.BEST_EFFORT)
+    states = node.create_subscription(JointState, "/joint_states", lambda m: None, best_effort, raw=True)
+    clocks = node.create_subscription(Clock, "/clock", lambda m: None, best_effort, raw=True) if clock == "sim" else None
+    pub = node.create_publisher(Float64MultiArray, "/effort_controller/commands", 10)
+    model = load_model("rx90")
+    reader, writer = JointStateReader(100), Float64MultiArrayWriter(model.dof)
+    period_ns = round(1e9 / rate)
+    result: dict = {}
+
+    def loop() -> None:
+        deadline, cycles, t_start, cpu_start = time.monotonic_ns(), 0, None, None
+        while True:
+            deadline += period_ns
+            wait = deadline - time.monotonic_ns()
+            if wait > 0:
+                time.sleep(wait * 1e-9)
+            if clocks is not None:
+                with clocks.handle:
+                    clocks.handle.take_message(Clock, True)
+            with states.handle:
+                got = states.handle.take_message(JointState, True)
+            if got is not None and cycles == 0:
+                q = reader.read(got[0]).position
+                writer.data[:] = model.gravity_torques(q)
+                cycles = 1
+            if cycles:
+                pub.publish(writer.bytes())
+                cycles += 1
+            if cycles == round(WARMUP * rate):
+                t_start, cpu_start = time.monotonic(), time.process_time()
+            if t_start is not None and time.monotonic() - t_start >= duration:
+                result["cpu_per_cycle_us"] = (time.process_time() - cpu_start) / (cycles - round(WARMUP * rate)) * 1e6
+                return
+
+    thread = threading.Thread(target=loop, daemon=True)
+    thread.start()
+    while thread.is_alive():
+        rclpy.spin_once(node, timeout_sec=0.05)
+    print(json.dumps(result), flush=True)
+    node.destroy_node()
+    rclpy.try_shutdown()
+
+
+def run_bare(rate: float, duration: float, log_dir: Path, clock: str) -> float:
+    """The sim and :func:`bare_loop` in their own processes; the bare loop's CPU per cycle (us)."""
+    from robot_dynamics.ros.bringup import Bringup
+    from robot_dynamics.ros.node_set import node_set
+
+    period = 1.0 / rate
+    nodes = [n for n in node_set("rx90", "mujoco") if n.name == "mujoco_sim"]
+    nodes[0].parameters.update(lockstep=False, control_period=period, timestep=min(0.001, period), stamp_time=clock)
+    bringup = Bringup(nodes, log_dir=log_dir, say=lambda s: None).start()
+    try:
+        out = subprocess.run([sys.executable, __file__, "--bare", str(rate), str(duration), clock], capture_output=True,
+                             text=True, timeout=duration + 120)
+        lines = [ln for ln in out.stdout.splitlines() if ln.startswith("{")]
+        if not lines:
+            raise RuntimeError(f"bare loop failed: {out.stderr[-2000:]}")
+        return float(json.loads(lines[-1])["cpu_per_cycle_us"])
+    finally:
+        bringup.stop()
+
+
 def main() -> int:
+    if len(sys.argv) == 5 and sys.argv[1] == "--bare":
+        bare_loop(float(sys.argv[2]), float(sys.argv[3]), sys.argv[4])
+        return 0
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--duration", type=float, default=30.0, help="measured seconds per configuration (>= 30 for the record)")
     ap.add_argument("--rates", type=float, nargs="+", default=[500.0, 1000.0])
@@ -147,6 +239,11 @@ def main() -> int:
                     help="SCHED_FIFO priority 80 for the controller's loop (--rt: only; --rt both: default and FIFO)")
     ap.add_argument("--loop", default="thread-events",
                     help="controller loop-executor: thread|timer - events|single (comma-separated to compare)")
+    ap.add_argument("--clock", default="sim,system",
+                    help="sim (sim time from /clock) | system (states stamped with the system clock, no /clock, as on "
+                         "a real arm); comma-separated to compare")
+    ap.add_argument("--baseline", choices=("on", "off"), default="on",
+                    help="also measure the trivial baseline (bare rclpy loop: take + publish only) per rate and clock")
     ap.add_argument("--json", type=Path, help="write the results here")
     args = ap.parse_args()
     os.environ.setdefault("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")
@@ -160,18 +257,28 @@ def main() -> int:
     load0 = os.getloadavg()
     hogs = {"off": [False], "on": [True], "both": [False, True]}[args.hog]
     try:
-        for loop in args.loop.split(","):
+        for loop, clock in ((lp, ck) for lp in args.loop.split(",") for ck in args.clock.split(",")):
             for rate in args.rates:
+                bare = None
+                if args.baseline == "on":
+                    try:
+                        bare = run_bare(rate, args.duration, log_root / f"bare_{rate:.0f}_{clock}", clock)
+                        print(f"{rate:.0f} Hz, {clock} time: trivial baseline (bare rclpy loop, take + publish only, "
+                              f"no hog): CPU/cycle {bare:.0f} us", flush=True)
+                    except (TimeoutError, RuntimeError, subprocess.TimeoutExpired) as exc:
+                        print(f"{rate:.0f} Hz, {clock} time: baseline FAILED: {exc}", flush=True)
                 for hog in hogs:
                     for rt in {"off": [False], "on": [True], "both": [False, True]}[args.rt]:
-                        name = f"{rate:.0f} Hz, loop {loop}, hog {'on ' if hog else 'off'}, {'SCHED_FIFO' if rt else 'default prio'}"
+                        name = (f"{rate:.0f} Hz, loop {loop}, {clock} time, hog {'on ' if hog else 'off'}, "
+                                f"{'SCHED_FIFO' if rt else 'default prio'}")
                         load = os.getloadavg()[0]
                         try:
-                            r = run_config(rate, hog, rt, loop, args.duration, log_root / name.replace(" ", "_").replace(",", ""))
+                            r = run_config(rate, hog, rt, loop, args.duration,
+                                           log_root / name.replace(" ", "_").replace(",", ""), clock)
                         except (TimeoutError, RuntimeError) as exc:
                             print(f"{name}: FAILED: {exc} (logs in {log_root})", flush=True)
                             continue
-                        r.update(config=name, load_before=load)
+                        r.update(config=name, load_before=load, baseline_cpu_per_cycle_us=bare)
                         if os.environ.get("BENCH_LOOP_DEBUG"):
                             print(json.dumps(r))
                         results.append(r)
@@ -182,7 +289,9 @@ def main() -> int:
                             f"({r['proc_cpu_pct']:.0f} % of a core); in-cycle us: sampling {r['sampling_us']:.1f}, law "
                             f"{r['law_us']:.1f}, publish {r['publish_us']:.1f}, state {r['state_publish_us']:.1f}, other "
                             f"{r['other_us']:.1f} (cycle {r['cycle_us']:.1f}, p99 {r['cycle_p99_us']:.0f}); "
-                            f"{r['scheduling']}; final mode {r['final_mode']}; load avg before {load:.2f}", flush=True)
+                            f"{r['scheduling']}; final mode {r['final_mode']}; load avg before {load:.2f}"
+                            + (f"; CPU/cycle vs the bare loop {r['proc_cpu_per_cycle_us'] / bare:.2f}x" if bare else ""),
+                            flush=True)
     finally:
         rclpy.try_shutdown()
     load1 = os.getloadavg()

@@ -151,8 +151,8 @@ def test_statistics_fields_consistent(loop):
     assert all(p >= 0 for p in phases) and s["law_us"] > 0 and s["publish_us"] > 0
     assert sum(phases) == pytest.approx(s["cycle_us"], rel=1e-9)
     assert s["process_cpu_per_cycle_us"] > s["law_us"]  # the process does at least the law each cycle
-    later = _statistics(node, stats)
-    assert later["cycles"] > s["cycles"]
+    # the count moves on (under load a cycle may wait out a stale state: poll, do not assume the next call sees it)
+    _spin_until(node, lambda: _statistics(node, stats)["cycles"] > s["cycles"], 20, "the cycle count to move")
 
 
 def test_realtime_not_granted_is_logged_and_the_loop_runs(loop):
@@ -187,3 +187,27 @@ def test_loop_statistics_counts_missed_cycles():
     assert s["rate_hz"] == pytest.approx(5 / 7.1e-3)
     assert (s["sampling_us"], s["law_us"], s["publish_us"], s["state_publish_us"], s["other_us"]) == (1, 2, 3, 4, 5)
     assert s["cycle_us"] == 15
+
+
+def test_loop_input_takes_the_states_and_keeps_use_sim_time(loop):
+    """The default controller takes /joint_states in its loop thread (``state_input: loop``): it holds the arm
+    where the test's states put it (the state messages above), and a run-time change of ``use_sim_time`` is
+    refused with the reason (the loop owns the time source)."""
+    from rcl_interfaces.msg import Parameter as ParameterMsg
+    from rcl_interfaces.msg import ParameterType, ParameterValue
+    from rcl_interfaces.srv import SetParameters
+
+    node, states, stats, *_ = loop
+    s = _statistics(node, stats)
+    assert s["state_input"] == "loop", s
+    client = node.create_client(SetParameters, "/computed_torque_controller/set_parameters")
+    wait_for_service(client, 30)
+    request = SetParameters.Request(parameters=[ParameterMsg(
+        name="use_sim_time", value=ParameterValue(type=ParameterType.PARAMETER_BOOL, bool_value=True))])
+    result = call_service(node, client, request).results[0]
+    assert not result.successful and "use_sim_time is fixed at start" in result.reason, result
+    n0 = len(states)
+    _spin_until(node, lambda: any(len(m.output.effort) for m in states[n0:]), 20, "a cycle state after the refusal")
+    last = [m for m in states[n0:] if len(m.output.effort)][-1]
+    np.testing.assert_allclose(last.feedback.positions, Q, atol=1e-12)  # the loop still takes the states
+    assert _statistics(node, stats)["refused"] == s["refused"], "the test's states were refused"

@@ -72,6 +72,7 @@ class JointController:
         if lim.shape != (n,) or np.any(np.isnan(lim)) or np.any(lim <= 0):
             raise ValueError(f"effort_limit must be ({n},) and > 0, got {lim}")
         self.effort_limit = lim
+        self._neg_limit = -lim
         # Newton–Euler inverse dynamics Γ = NE(q, q̇, q̈) (001 §9.4.2.5), URDF coordinates, friction and rotor
         # inertia included; default: the model's engine (model.inverse_dynamics: its compiled customized
         # program, or without a C compiler the generated scalar Python one; the NumPy model until it is
@@ -140,8 +141,11 @@ class JointController:
         if not np.isfinite(raw).all():
             raise ValueError(f"{self.name}: non-finite effort for a finite input (state far outside the model's range)")
         lim = self.effort_limit
-        np.greater(np.abs(raw), lim, out=self.saturated)
-        return np.clip(raw, -lim, lim, out=self._tau)
+        tau = self._tau
+        np.abs(raw, out=tau)
+        np.greater(tau, lim, out=self.saturated)
+        np.minimum(raw, lim, out=tau)  # clip to [-lim, lim] (np.clip's wrapper costs ~3 us more)
+        return np.maximum(tau, self._neg_limit, out=tau)
 
     def _law(self, t: float, q: np.ndarray, qd: np.ndarray, q_ref: np.ndarray, qd_ref: np.ndarray,
              qdd_ref: np.ndarray) -> np.ndarray:  # pragma: no cover - abstract

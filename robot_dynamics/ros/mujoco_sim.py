@@ -137,6 +137,11 @@ class MujocoSim(Node):
         self.command_timeout = _number("command_timeout", gp("command_timeout").value, 0.0, 3600.0)
         self.timeout_damping = _number("timeout_damping", gp("timeout_damping").value, 0.0, 1e6)
         self.lockstep_timeout = _number("lockstep_timeout", gp("lockstep_timeout").value, 0.0, 3600.0, open_lo=True)
+        self.stamp_system = str(gp("stamp_time").value) == "system"
+        if str(gp("stamp_time").value) not in ("sim", "system"):
+            raise ValueError(f"stamp_time must be sim or system, got {gp('stamp_time').value!r}")
+        if self.stamp_system and self.lockstep:
+            raise ValueError("stamp_time system needs lockstep false (lockstep answers are matched to sim-time stamps)")
         self.timeout_behavior = str(gp("timeout_behavior").value)
         if self.timeout_behavior not in BEHAVIORS:
             raise ValueError(f"timeout_behavior must be one of {BEHAVIORS}, got {self.timeout_behavior!r}")
@@ -158,7 +163,8 @@ class MujocoSim(Node):
 
         self.drive_pub = self.create_publisher(String, "~/drive_state", DRIVE_QOS)
         self.state_pub = self.create_publisher(JointState, "joint_states", 10)
-        self.clock_pub = self.create_publisher(Clock, "/clock", 10) if gp("publish_clock").value else None
+        publish_clock = bool(gp("publish_clock").value) and not self.stamp_system
+        self.clock_pub = self.create_publisher(Clock, "/clock", 10) if publish_clock else None
         topic = f"{gp('effort_controller').value}/commands"
         self.create_subscription(Float64MultiArray, topic, self.on_command, 10)
         self.create_service(SetBool, "~/pause", self.on_pause)
@@ -208,6 +214,9 @@ class MujocoSim(Node):
         self.declare_parameter("seed", 0, ParameterDescriptor(description="seed of the plant error and the noise",
                                                               read_only=True))
         other("publish_clock", True, "publish /clock (the sim is the time source)")
+        other("stamp_time", "sim", "stamps of joint_states: sim (sim time; /clock published per publish_clock) | "
+              "system (real time only: the system clock at publication, as a hardware driver stamps, and no /clock; "
+              "the nodes then run with use_sim_time false)")
         other("start_paused", False, "start paused (no stepping, no publishing) until ~/pause false: a run whose "
               "inputs are all in place before sim time starts is deterministic (the demo's lockstep phase)")
 
@@ -414,7 +423,7 @@ class MujocoSim(Node):
         t, q, qd, effort = self.arm.state()
         if self.mode in (BRAKED, FAULT):
             effort = self.hold_effort
-        stamp = _stamp(t)
+        stamp = self.get_clock().now().to_msg() if self.stamp_system else _stamp(t)
         m = self.msg
         m.header.stamp = stamp
         m.position, m.velocity, m.effort = q.tolist(), qd.tolist(), effort.tolist()

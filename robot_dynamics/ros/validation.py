@@ -8,7 +8,7 @@ array operation (not a Python loop over points).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -24,12 +24,23 @@ def stamp_seconds(stamp: Any) -> float:
 
 
 class NameIndex:
-    """Index of the model's joints in a message's ``name`` list, cached for the last list seen."""
+    """Index of the model's joints in a message's ``name`` list, cached for the last list seen (and, for
+    serialized messages, for the last raw name sequence: :meth:`raw`)."""
 
     def __init__(self, joints: Sequence[str]) -> None:
         self.joints = list(joints)
         self._key: tuple[str, ...] | None = None
         self._idx: np.ndarray | None = None
+        self._raw_key: bytes | None = None
+        self._raw_idx: np.ndarray | None = None
+
+    def raw(self, names: bytes, decode: Callable[[], list[str]], what: str) -> np.ndarray:
+        """The index for a serialized name sequence ``names``; ``decode`` gives the names when it is new."""
+        if names == self._raw_key:
+            return self._raw_idx
+        idx = self(decode(), what)
+        self._raw_key, self._raw_idx = names, idx
+        return idx
 
     def __call__(self, names: Sequence[str], what: str) -> np.ndarray:
         key = tuple(names)
@@ -64,6 +75,24 @@ def joint_state(msg: Any, index: NameIndex) -> tuple[np.ndarray, np.ndarray, flo
     if stamp.nanosec >= 1_000_000_000:
         raise Refused("bad_stamp", f"joint_states stamp nanosec {stamp.nanosec} >= 1e9")
     return q, qd, stamp_seconds(stamp)
+
+
+def joint_state_view(view: Any, index: NameIndex) -> tuple[np.ndarray, np.ndarray, float]:
+    """:func:`joint_state` for a serialized message read by :class:`~robot_dynamics.ros.cdr.JointStateReader`
+    (the same checks and causes, the names decoded only when they change)."""
+    m = view.name_count
+    if len(view.position) != m:
+        raise Refused("no_positions", f"joint_states has {len(view.position)} positions for {m} names")
+    if len(view.velocity) != m:
+        raise Refused("no_velocities", f"joint_states has {len(view.velocity)} velocities for {m} names")
+    idx = index.raw(view.names, view.decode_names, "joint_states")
+    q = view.position[idx]
+    qd = view.velocity[idx]
+    if not (np.isfinite(q).all() and np.isfinite(qd).all()):
+        raise Refused("non_finite_state", "joint_states with NaN or inf in a controlled joint")
+    if view.nanosec >= 1_000_000_000:
+        raise Refused("bad_stamp", f"joint_states stamp nanosec {view.nanosec} >= 1e9")
+    return q, qd, view.sec + 1e-9 * view.nanosec
 
 
 def _field(points: Sequence[Any], attr: str, n: int, perm: np.ndarray) -> np.ndarray | None:
