@@ -57,10 +57,12 @@ def _trajectory(names: list[str], q0: np.ndarray, duration: float):
     return JointTrajectory(joint_names=names, points=pts)
 
 
-def run_config(rate: float, hog: bool, rt: bool, loop: str, duration: float, log_dir: Path, clock: str = "sim") -> dict:
+def run_config(rate: float, hog: bool, rt: bool, loop: str, duration: float, log_dir: Path, clock: str = "sim",
+               pin: bool = False) -> dict:
     """One configuration; ``loop`` is ``<loop>-<executor>`` (``thread-events``, ``timer-single``, ...); ``clock``
     ``sim``: the sim publishes /clock and stamps in sim time, the controller uses sim time; ``system``: the sim
-    stamps its states with the system clock and publishes no /clock, as a real arm's driver (no sim time)."""
+    stamps its states with the system clock and publishes no /clock, as a real arm's driver (no sim time).  ``pin``:
+    the controller's loop thread on CPU 0 (``cpu_affinity: [0]``) and the sim on CPU 1."""
     import rclpy
     from std_srvs.srv import Trigger
 
@@ -77,7 +79,7 @@ def run_config(rate: float, hog: bool, rt: bool, loop: str, duration: float, log
         else:
             n.parameters.update(use_sim_time=clock == "sim", trigger="timer", rate=rate, loop=loop.split("-")[0], executor=loop.split("-")[1], state_publish_rate=100.0,
                                 state_publish_divider=0, statistics_window=duration,
-                                realtime_priority=80 if rt else 0)
+                                realtime_priority=80 if rt else 0, **({"cpu_affinity": [0]} if pin else {}))
     hog_proc = None
     if hog:  # a busy loop pinned to CPU 1 (the "other" core of a 2-core machine)
         hog_proc = subprocess.Popen([sys.executable, "-c", "import os; os.sched_setaffinity(0, {1})\nwhile True: pass"])
@@ -116,11 +118,10 @@ def run_config(rate: float, hog: bool, rt: bool, loop: str, duration: float, log
         while time.monotonic() < end:
             rclpy.spin_once(node, timeout_sec=0.05)
         pid = bringup.procs["computed_torque_controller"].pid
-        if os.environ.get("BENCH_LOOP_PIN"):  # experiment: every thread of the controller on CPU 0, the sim's on 1
-            for name, cpu in (("computed_torque_controller", 0), ("mujoco_sim", 1)):
-                p = bringup.procs[name].pid
-                for tid in os.listdir(f"/proc/{p}/task"):
-                    os.sched_setaffinity(int(tid), {cpu})
+        if pin:  # the controller's loop on CPU 0 (its cpu_affinity parameter), every thread of the sim on CPU 1
+            sim_pid = bringup.procs["mujoco_sim"].pid
+            for tid in os.listdir(f"/proc/{sim_pid}/task"):
+                os.sched_setaffinity(int(tid), {1})
         a, cpu_a, t_a = call(), _proc_cpu(pid), time.monotonic()
         end = t_a + duration
         while time.monotonic() < end:
@@ -163,10 +164,11 @@ def bare_loop(rate: float, duration: float, clock: str) -> None:
     from robot_dynamics.ros.cdr import Float64MultiArrayWriter, JointStateReader
 
     rclpy.init()
-    node = Node("bare_loop", parameter_overrides=[rclpy.parameter.Parameter("use_sim_time", value=clock == "sim")])
-    best_effort = QoSProfile(depth=1, reliability=ReliabilityPolicy.BEST_EFFORT)
-    states = node.create_subscription(JointState, "/joint_states", lambda m: None, best_effort, raw=True)
-    clocks = node.create_subscription(Clock, "/clock", lambda m: None, best_effort, raw=True) if clock == "sim" else None
+    node = Node("bare_loop")  # no TimeSource subscription: the loop takes /clock itself, as the controller does
+    inputs = Node("bare_loop_input", use_global_arguments=False, start_parameter_services=False, enable_rosout=False)
+    best_effort = QoSProfile(depth=1, reliability=ReliabilityPolicy.BEST_EFFORT)  # (a node no executor spins)
+    states = inputs.create_subscription(JointState, "/joint_states", lambda m: None, best_effort, raw=True)
+    clocks = inputs.create_subscription(Clock, "/clock", lambda m: None, best_effort, raw=True) if clock == "sim" else None
     pub = node.create_publisher(Float64MultiArray, "/effort_controller/commands", 10)
     model = load_model("rx90")
     reader, writer = JointStateReader(100), Float64MultiArrayWriter(model.dof)
@@ -203,6 +205,7 @@ def bare_loop(rate: float, duration: float, clock: str) -> None:
     while thread.is_alive():
         rclpy.spin_once(node, timeout_sec=0.05)
     print(json.dumps(result), flush=True)
+    inputs.destroy_node()
     node.destroy_node()
     rclpy.try_shutdown()
 
@@ -242,6 +245,8 @@ def main() -> int:
     ap.add_argument("--clock", default="sim,system",
                     help="sim (sim time from /clock) | system (states stamped with the system clock, no /clock, as on "
                          "a real arm); comma-separated to compare")
+    ap.add_argument("--pin", action="store_true",
+                    help="controller loop thread on CPU 0 (cpu_affinity), the simulated arm on CPU 1 (the hog too)")
     ap.add_argument("--baseline", choices=("on", "off"), default="on",
                     help="also measure the trivial baseline (bare rclpy loop: take + publish only) per rate and clock")
     ap.add_argument("--json", type=Path, help="write the results here")
@@ -270,11 +275,11 @@ def main() -> int:
                 for hog in hogs:
                     for rt in {"off": [False], "on": [True], "both": [False, True]}[args.rt]:
                         name = (f"{rate:.0f} Hz, loop {loop}, {clock} time, hog {'on ' if hog else 'off'}, "
-                                f"{'SCHED_FIFO' if rt else 'default prio'}")
+                                f"{'SCHED_FIFO' if rt else 'default prio'}{', pinned' if args.pin else ''}")
                         load = os.getloadavg()[0]
                         try:
                             r = run_config(rate, hog, rt, loop, args.duration,
-                                           log_root / name.replace(" ", "_").replace(",", ""), clock)
+                                           log_root / name.replace(" ", "_").replace(",", ""), clock, args.pin)
                         except (TimeoutError, RuntimeError) as exc:
                             print(f"{name}: FAILED: {exc} (logs in {log_root})", flush=True)
                             continue
