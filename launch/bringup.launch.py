@@ -6,8 +6,10 @@ ros2 launch robot_dynamics bringup.launch.py robot:=rx90 sim:=mujoco|gazebo|none
   once with xacro_args:="l1:=0.4 m2:=3" into a URDF file that every node then reads);
 * sim:=mujoco: robot_dynamics' MuJoCo arm (speaks the ros2_control topics itself);
   sim:=gazebo: gz_ros2_control in Gazebo (ros_gz_sim), controllers spawned from a generated YAML;
-  sim:=none: a real arm through ros2_control (controller_manager ros2_control_node, the URDF's own
-  <ros2_control> block, or mock hardware with use_mock_hardware:=true);
+  sim:=none: a real arm through ros2_control (controller_manager ros2_control_node and the URDF's own
+  <ros2_control> block); with use_mock_hardware:=true, mock hardware that moves instead: the MuJoCo arm
+  behind the same topics, stamping with the system clock, no /clock (mock_components/GenericSystem only
+  mirrors an effort command into the effort state: an arm under a torque controller never moves with it);
 * the robot_dynamics nodes come from robot_dynamics.ros.node_set, the same description the
   `robot-dynamics bringup` runner uses, so the two cannot drift apart.
 """
@@ -36,7 +38,11 @@ def _launch_setup(context, *args, **kwargs):
     rviz = LaunchConfiguration("rviz").perform(context).lower() == "true"
     sim_time_arg = LaunchConfiguration("use_sim_time").perform(context).lower()
     mock = LaunchConfiguration("use_mock_hardware").perform(context).lower() == "true"
-    use_sim_time = (sim != "none") if sim_time_arg == "auto" else sim_time_arg == "true"
+    if mock:
+        if sim != "none":
+            raise ValueError(f"use_mock_hardware:=true replaces the real arm (sim:=none), not sim:={sim}")
+        sim = "mock"  # the MuJoCo arm on the system clock, behind the ros2_control topics
+    use_sim_time = sim in ("mujoco", "gazebo") if sim_time_arg == "auto" else sim_time_arg == "true"
 
     xacro_args = LaunchConfiguration("xacro_args").perform(context).split()
     tmp = Path(tempfile.mkdtemp(prefix="robot_dynamics_launch_"))
@@ -50,7 +56,7 @@ def _launch_setup(context, *args, **kwargs):
     if sim == "gazebo":
         urdf = add_ros2_control(urdf, model.joint_names, PLUGINS["gazebo"], model.limits["effort"],
                                 gazebo_parameters=str(controllers))
-    elif sim == "none" and (mock or "<ros2_control" not in urdf):
+    elif sim == "none" and "<ros2_control" not in urdf:
         urdf = add_ros2_control(urdf, model.joint_names, PLUGINS["mock"], model.limits["effort"])
 
     actions = [
@@ -94,6 +100,7 @@ def generate_launch_description() -> LaunchDescription:
         DeclareLaunchArgument("sim", default_value="mujoco", choices=["mujoco", "gazebo", "none"]),
         DeclareLaunchArgument("rviz", default_value="true"),
         DeclareLaunchArgument("use_sim_time", default_value="auto", description="true|false|auto (true with a simulator)"),
-        DeclareLaunchArgument("use_mock_hardware", default_value="false"),
+        DeclareLaunchArgument("use_mock_hardware", default_value="false",
+                              description="with sim:=none: the MuJoCo arm as hardware that moves (system clock)"),
         OpaqueFunction(function=_launch_setup),
     ])

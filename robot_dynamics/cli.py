@@ -4,7 +4,7 @@ Commands (names and flags are a contract):
   dh URDF [--base LINK] [--tip LINK] [--format table|yaml|json]
   simulate URDF --controller ... --profile ... --goal Q... [--model-error E] [--json] [--plot PNG]
   plan URDF --goal Q... [--start Q...] [--profile P] [--plot PNG] [--json]
-  bringup --robot NAME --sim mujoco|none
+  bringup --robot NAME --sim mujoco|none|mock
   demo [--output DIR]
   codegen URDF --lang python|c [--simplified] [--base-parameters|--standard-parameters] [-o FILE] [--json]
   base-params URDF [--base LINK] [--tip LINK] [--json]
@@ -471,7 +471,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     br = sub.add_parser("bringup", help="start the node set without launch_ros (until SIGINT/SIGTERM)")
     br.add_argument("--robot", default="rx90", help="bundled robot name or URDF path")
-    br.add_argument("--sim", choices=("mujoco", "none"), default="mujoco")
+    br.add_argument("--sim", choices=("mujoco", "none", "mock"), default="mujoco",
+                    help="mock: the MuJoCo arm as hardware on the system clock (no /clock)")
     br.add_argument("--params", default=None, help="extra ROS parameter file for every node")
     br.add_argument("--duration", type=_number(lo=0.0, lo_open=True), default=None, help="stop after this many seconds")
     _add_description_options(br, inertia=False)

@@ -93,6 +93,23 @@ def test_launch_lists_the_node_set(monkeypatch, sim):
     assert has_block == (sim != "mujoco")
 
 
+def test_mock_hardware_is_an_arm_that_moves(monkeypatch):
+    """use_mock_hardware:=true starts the MuJoCo arm behind the ros2_control topics on the system clock (no /clock,
+    driver-like stamps, every node with use_sim_time false) instead of mock_components, which never moves."""
+    _, actions = _run_launch(monkeypatch, sim="none", use_mock_hardware="true")
+    nodes = _nodes(actions)
+    by_name = {n.kwargs["name"]: n for n in nodes if n.kwargs["package"] == "robot_dynamics"}
+    sim = by_name["mujoco_sim"].kwargs["parameters"][-1]
+    assert sim["stamp_time"] == "system" and sim["lockstep"] is False and sim["use_sim_time"] is False
+    assert all(n.kwargs["parameters"][-1]["use_sim_time"] is False for n in by_name.values())
+    packages = {n.kwargs["package"] for n in nodes}
+    assert "controller_manager" not in packages  # no ros2_control_node, no spawners
+    rsp = next(n for n in nodes if n.kwargs["package"] == "robot_state_publisher")
+    assert ET.fromstring(rsp.kwargs["parameters"][0]["robot_description"]).find("ros2_control") is None
+    with pytest.raises(ValueError, match="replaces the real arm"):
+        _run_launch(monkeypatch, sim="mujoco", use_mock_hardware="true")
+
+
 def test_launch_without_rviz(monkeypatch):
     _, actions = _run_launch(monkeypatch, rviz="false")
     assert "rviz2" not in {n.kwargs["package"] for n in _nodes(actions)}

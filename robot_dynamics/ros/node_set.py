@@ -14,7 +14,7 @@ from typing import Any
 
 from ..model.robots import PACKAGE, config_dir, resolve_urdf
 
-SIMULATORS = ("mujoco", "gazebo", "none")
+SIMULATORS = ("mujoco", "gazebo", "none", "mock")
 
 
 @dataclass
@@ -52,7 +52,11 @@ def node_set(robot: str = "rx90", sim: str = "mujoco", use_sim_time: bool | None
 
     ``sim``: ``mujoco`` adds the ``mujoco_sim`` node (it stands in for controller_manager +
     joint_state_broadcaster + effort ForwardCommandController); ``gazebo`` and ``none`` expect
-    those from ros2_control (launch file only).  ``use_sim_time`` defaults to True with a simulator.
+    those from ros2_control (launch file only); ``mock`` is mock hardware that moves: the MuJoCo arm behind the
+    same topics, in real time, stamping its states with the system clock and publishing no ``/clock``, as a real
+    arm's driver does (every node on the system clock).  ``mock_components/GenericSystem`` cannot stand in for an
+    arm under a torque controller: it mirrors an effort command into the effort state and never moves.
+    ``use_sim_time`` defaults to True with a simulator (``mujoco``, ``gazebo``).
     """
     if sim not in SIMULATORS:
         raise ValueError(f"sim must be one of {SIMULATORS}, got {sim!r}")
@@ -63,7 +67,7 @@ def node_set(robot: str = "rx90", sim: str = "mujoco", use_sim_time: bool | None
     if robot_file.is_file():
         files.append(str(robot_file))
     files += list(extra_parameter_files or [])
-    sim_time = (sim != "none") if use_sim_time is None else use_sim_time
+    sim_time = (sim in ("mujoco", "gazebo")) if use_sim_time is None else use_sim_time
     common = {"urdf_path": urdf, "use_sim_time": sim_time}
     nodes = [
         NodeSpec("urdf_to_dh", "urdf_to_dh", "urdf_to_dh", files, dict(common)),
@@ -74,4 +78,7 @@ def node_set(robot: str = "rx90", sim: str = "mujoco", use_sim_time: bool | None
     if sim == "mujoco":
         # the simulator is the source of /clock: it runs on the wall clock itself
         nodes.append(NodeSpec("mujoco_sim", "mujoco_sim", "mujoco_sim", files, {"urdf_path": urdf, "use_sim_time": False}))
+    elif sim == "mock":
+        nodes.append(NodeSpec("mujoco_sim", "mujoco_sim", "mujoco_sim", files,
+                              {"urdf_path": urdf, "use_sim_time": False, "lockstep": False, "stamp_time": "system"}))
     return nodes

@@ -1,0 +1,76 @@
+"""Mock hardware that moves (``sim: mock``, the launch file's ``use_mock_hardware:=true``): the MuJoCo arm behind the
+ros2_control topics on the system clock, as a real arm's driver, with the default real-time controller (loop thread
+taking its states itself, no ``/clock``).  A planned move executes and the *arm* (its ``/joint_states``) reaches the
+goal, a hand-given value; the states are stamped with the system clock, and nobody publishes ``/clock``."""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+import pytest
+import rclpy
+from ros_harness import call_service, wait_for_service
+from rosgraph_msgs.msg import Clock
+from sensor_msgs.msg import JointState
+from trajectory_msgs.msg import JointTrajectoryPoint
+
+from robot_dynamics.model.robots import load_model
+from robot_dynamics.ros.bringup import Bringup
+from robot_dynamics.ros.node_set import node_set
+from robot_dynamics_interfaces.srv import PlanTrajectory
+
+pytestmark = pytest.mark.ros
+GOAL = [0.5, -0.4, 0.6, 0.5, 0.4, -0.5]
+
+
+def _spin_until(node, cond, timeout, what):
+    end = time.monotonic() + timeout
+    while not cond():
+        if time.monotonic() > end:
+            raise TimeoutError(what)
+        rclpy.spin_once(node, timeout_sec=0.05)
+
+
+def test_mock_hardware_moves_on_the_system_clock(tmp_path):
+    model = load_model("rx90")
+    nodes = node_set("rx90", "mock")
+    assert {n.name for n in nodes} >= {"mujoco_sim", "computed_torque_controller"}
+    assert all(n.parameters["use_sim_time"] is False for n in nodes)
+    rclpy.init()
+    node = rclpy.create_node("test_mock_hardware")
+    states: list[tuple[float, float, np.ndarray]] = []
+    clocks: list[Clock] = []
+
+    def on_state(msg: JointState) -> None:
+        if list(msg.name) == model.joint_names:
+            states.append((time.time(), msg.header.stamp.sec + 1e-9 * msg.header.stamp.nanosec, np.array(msg.position)))
+
+    node.create_subscription(JointState, "/joint_states", on_state, 100)
+    node.create_subscription(Clock, "/clock", clocks.append, 10)
+    try:
+        with Bringup(nodes, log_dir=tmp_path) as bringup:
+            plan = node.create_client(PlanTrajectory, "/trajectory_generator/plan")
+            wait_for_service(plan, 60)
+            _spin_until(node, lambda: len(states) > 50, 60, "no joint states")
+            # driver-like stamps: the system clock at publication (received within a fraction of a second)
+            lag = np.array([wall - stamp for wall, stamp, _ in states[-50:]])
+            assert np.all(np.abs(lag) < 0.5), lag
+            req = PlanTrajectory.Request(joint_names=model.joint_names, profile="quintic", execute=True,
+                                         start_from_current=True, waypoints=[JointTrajectoryPoint(positions=GOAL)])
+            for _ in range(100):  # until the planner has the arm's position and the controller its model
+                resp = call_service(node, plan, req)
+                if resp.success or "no current position" not in resp.message:
+                    break
+                time.sleep(0.1)
+            assert resp.success, resp.message
+            duration = resp.trajectory.points[-1].time_from_start
+            done = time.monotonic() + duration.sec + 1e-9 * duration.nanosec
+            _spin_until(node, lambda: time.monotonic() > done + 1.0, 120, "the move")
+            q = states[-1][2]
+            np.testing.assert_allclose(q, GOAL, atol=2e-3)
+            assert not clocks, "mock hardware published /clock"
+            assert not bringup.dead(), bringup.dead()
+    finally:
+        node.destroy_node()
+        rclpy.shutdown()
