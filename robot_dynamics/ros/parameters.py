@@ -69,6 +69,7 @@ class Param:
     choices: tuple[str, ...] = ()
     live: bool = False
     unit: str = ""
+    open_lo: bool = False  # ``lo`` itself excluded (a strictly positive quantity: lo=0, open_lo=True)
 
     @property
     def type(self) -> str:
@@ -79,7 +80,8 @@ class Param:
         if self.lo is not None or self.hi is not None:
             lo = "-inf" if self.lo is None else f"{self.lo:g}"
             hi = "inf" if self.hi is None else f"{self.hi:g}"
-            parts.append(f"{'each ' if self.type.endswith('_array') else ''}in [{lo}, {hi}]")
+            bracket = "(" if self.open_lo or self.lo is None else "["
+            parts.append(f"{'each ' if self.type.endswith('_array') else ''}in {bracket}{lo}, {hi}]")
         if self.choices:
             parts.append("one of " + ", ".join(c or "''" for c in self.choices))
         return "; ".join(parts)
@@ -112,7 +114,8 @@ class Param:
             x = _number(value, kind == "int")
         except ValueError as exc:
             raise ValueError(f"{self.name}: {exc}") from None
-        if (self.lo is not None and x < self.lo) or (self.hi is not None and x > self.hi):
+        if (self.lo is not None and (x < self.lo or (self.open_lo and x == self.lo))) or (
+                self.hi is not None and x > self.hi):
             raise ValueError(f"{self.name}: {x:g} is not {self.constraint()}")
         return x
 
@@ -135,6 +138,10 @@ class Schema:
         for p in params:
             if p.type not in KINDS:
                 raise TypeError(f"{p.name}: unknown kind {p.type!r}")
+
+    def copy(self) -> Schema:
+        """The same parameters with values of their own (one per node instance; the module-level schema is the spec)."""
+        return Schema(*self.params.values())
 
     def declare(self, node: Node) -> dict[str, Any]:
         """Declare every parameter on ``node`` and validate the start values (``ValueError``: the first bad one)."""

@@ -31,6 +31,7 @@ from ..model.robot_model import RobotModel
 from ..trajectory import PROFILES, TimeScaledTrajectory, Trajectory, through_waypoints
 from .conversions import JointOrder
 from .description import RobotDescription
+from .parameters import Param, Schema
 from .runtime import Refusals, Refused, guarded, run_node
 from .validation import MAX_JOINT_STATE_NAMES
 
@@ -57,23 +58,44 @@ def _duration_msg(t: float) -> Duration:
     return Duration(sec=ns // 1_000_000_000, nanosec=ns % 1_000_000_000)
 
 
+PARAMETERS = Schema(
+    Param("controller", "computed_torque_controller", "name of the controller node: trajectories go to "
+          "/<controller>/joint_trajectory"),
+    Param("sample_period", 0.01, "sampling period of planned trajectories (a request's sample_period wins)",
+          lo=1e-4, hi=10.0, live=True, unit="s"),
+    Param("max_velocity", [], "velocity bound per joint (model order) when a request gives none; never above the "
+          "robot's; empty: the robot's limits", kind="double_array", lo=0.0, open_lo=True, live=True, unit="rad/s, m/s"),
+    Param("max_acceleration", [], "acceleration bound per joint when a request gives none; never above the robot's; "
+          "empty: the robot's (config acceleration_limits)", kind="double_array", lo=0.0, open_lo=True, live=True,
+          unit="rad/s^2, m/s^2"),
+)
+
+
 class TrajectoryGenerator(Node):
     def __init__(self) -> None:
         super().__init__("trajectory_generator")
-        self.declare_parameter("controller", "computed_torque_controller")
-        self.declare_parameter("sample_period", 0.01)
-        self.declare_parameter("max_velocity", [0.0])
-        self.declare_parameter("max_acceleration", [0.0])
+        self.params = PARAMETERS.copy()
+        self.params.declare(self)
+        self.params.attach(self, self._check_parameters)
         self.model: RobotModel | None = None
         self.model_joints: frozenset[str] = frozenset()
         self.current: dict[str, float] = {}
         self.refusals = Refusals(self)
-        controller = self.get_parameter("controller").value
+        controller = self.params.values["controller"]
         self.traj_pub = self.create_publisher(JointTrajectory, f"/{controller}/joint_trajectory", 10)
         self.marker_pub = self.create_publisher(MarkerArray, "~/path_markers", 10)
         self.create_subscription(JointState, "/joint_states", self.on_joint_states, qos_profile_sensor_data)
         self.create_service(PlanTrajectory, "~/plan", self.plan)
         self.description = RobotDescription(self, self._on_model)
+
+    def _check_parameters(self, changes: dict) -> None:
+        """A per-joint bound must have one value per model joint (checked now when the model is known)."""
+        n = self.model.dof if self.model is not None else None
+        for name in ("max_velocity", "max_acceleration"):
+            v = changes.get(name)
+            if v and n is not None and len(v) != n:
+                raise ValueError(f"{name} needs {n} values (one per joint of the model), got {len(v)}")
+        self.get_logger().info(f"parameters set: {changes}")
 
     def _on_model(self, model: RobotModel, urdf: str) -> None:
         self.model_joints = frozenset(model.joint_names)
@@ -102,7 +124,7 @@ class TrajectoryGenerator(Node):
         if len(request_values):
             v = order.model_vector(request_values, parameter, n)
         else:
-            param = [x for x in self.get_parameter(parameter).value if x > 0]
+            param = self.params.values[parameter]
             v = np.array(param, float) if param else robot
             if v.shape != (n,):
                 raise ValueError(f"parameter {parameter} must have {n} values")
@@ -159,7 +181,7 @@ class TrajectoryGenerator(Node):
         a_max = self._limits(request.max_acceleration, "max_acceleration", lim["acceleration"], order, n)
         if not math.isfinite(request.duration) or request.duration < 0:
             raise ValueError("duration must be finite and >= 0")
-        period = request.sample_period or self.get_parameter("sample_period").value
+        period = request.sample_period or self.params.values["sample_period"]
         if not (math.isfinite(period) and period > 0):
             raise ValueError("sample_period must be finite and positive")
         traj = plan_joint_trajectory(waypoints, v_max, a_max, profile, request.duration)

@@ -1,0 +1,124 @@
+"""Parameters of real node processes, set as a ROS user sets them (``SetParameters`` service, ``-p`` overrides): each
+run-time change either takes effect, measured on what the node then does, or is refused with its reason and
+changes nothing; an integer where a double is expected works; a bad start value stops the node with one line."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+
+import numpy as np
+import pytest
+import rclpy
+from rcl_interfaces.msg import Parameter as ParameterMsg
+from rcl_interfaces.msg import ParameterType, ParameterValue
+from rcl_interfaces.srv import GetParameters, SetParameters
+from ros_harness import call_service, node_process, wait_for_service
+from sensor_msgs.msg import JointState
+from trajectory_msgs.msg import JointTrajectoryPoint
+
+from robot_dynamics.model.robots import load_model, resolve_urdf
+from robot_dynamics.ros.node_set import config_dir
+from robot_dynamics_interfaces.srv import PlanTrajectory
+
+pytestmark = pytest.mark.ros
+
+MODEL = load_model("rx90")
+Q = np.array([0.1, -0.4, 0.6, 0.2, -0.3, 0.5])
+FILES = [str(config_dir() / "robot_dynamics.yaml"), str(config_dir() / "rx90.yaml")]
+COMMON = {"urdf_path": str(resolve_urdf("rx90")), "use_sim_time": False}
+
+
+def value(x) -> ParameterValue:
+    if isinstance(x, bool):
+        return ParameterValue(type=ParameterType.PARAMETER_BOOL, bool_value=x)
+    if isinstance(x, int):
+        return ParameterValue(type=ParameterType.PARAMETER_INTEGER, integer_value=x)
+    if isinstance(x, float):
+        return ParameterValue(type=ParameterType.PARAMETER_DOUBLE, double_value=x)
+    if isinstance(x, str):
+        return ParameterValue(type=ParameterType.PARAMETER_STRING, string_value=x)
+    return ParameterValue(type=ParameterType.PARAMETER_DOUBLE_ARRAY, double_array_value=[float(v) for v in x])
+
+
+def set_parameter(node, client, name: str, x):
+    return call_service(node, client, SetParameters.Request(parameters=[ParameterMsg(name=name, value=value(x))])).results[0]
+
+
+def get_parameter(node, client, name: str):
+    return call_service(node, client, GetParameters.Request(names=[name])).values[0]
+
+
+@pytest.fixture(scope="module")
+def ros():
+    rclpy.init()
+    node = rclpy.create_node("test_ros_parameters")
+    pub = node.create_publisher(JointState, "/joint_states", 10)
+
+    def publish_state() -> None:
+        msg = JointState(name=MODEL.joint_names, position=Q.tolist(), velocity=[0.0] * 6)
+        msg.header.stamp = node.get_clock().now().to_msg()
+        pub.publish(msg)
+
+    node.create_timer(0.01, publish_state)
+    yield node
+    node.destroy_node()
+    rclpy.shutdown()
+
+
+def _plan(node, plan, **kw):
+    req = PlanTrajectory.Request(joint_names=MODEL.joint_names, **kw)
+    for _ in range(100):
+        resp = call_service(node, plan, req)
+        if resp.success or "no current position" not in resp.message and "no robot model" not in resp.message:
+            return resp
+        time.sleep(0.1)
+    return resp
+
+
+def test_trajectory_generator_parameters(ros, tmp_path):
+    node = ros
+    params = {**COMMON, "sample_period": 1}  # an integer for a double: accepted
+    with node_process("trajectory_generator", tmp_path, params, param_files=FILES) as proc:
+        plan = node.create_client(PlanTrajectory, "/trajectory_generator/plan")
+        setp = node.create_client(SetParameters, "/trajectory_generator/set_parameters")
+        getp = node.create_client(GetParameters, "/trajectory_generator/get_parameters")
+        wait_for_service(plan, 60)
+        wait_for_service(setp, 30)
+        goal = [JointTrajectoryPoint(positions=(Q + 0.3).tolist())]
+        resp = _plan(node, plan, waypoints=goal, profile="quintic", start_from_current=True)
+        assert resp.success, resp.message
+        stamps = [p.time_from_start.sec + 1e-9 * p.time_from_start.nanosec for p in resp.trajectory.points]
+        assert np.allclose(np.diff(stamps)[:-1], 1.0)  # the integer start value took effect
+        # live: a new sample period, and a velocity bound that slows the move down
+        assert set_parameter(node, setp, "sample_period", 0.05).successful
+        slow = [0.1] * 6
+        assert set_parameter(node, setp, "max_velocity", slow).successful
+        resp2 = _plan(node, plan, waypoints=goal, profile="trapezoid", start_from_current=True)
+        assert resp2.success, resp2.message
+        stamps = [p.time_from_start.sec + 1e-9 * p.time_from_start.nanosec for p in resp2.trajectory.points]
+        assert np.allclose(np.diff(stamps)[:-1], 0.05)
+        qd = np.array([p.velocities for p in resp2.trajectory.points])
+        assert np.abs(qd).max() <= 0.1 * (1 + 1e-9) and np.abs(qd).max() > 0.09  # the bound, and used
+        # refused with the reason, nothing changed
+        for name, x, reason in (("sample_period", 0.0, "sample_period: 0 is not in [0.0001, 10]"),
+                                ("max_velocity", [0.1, 0.1], "max_velocity needs 6 values"),
+                                ("max_velocity", [0.1, 0.1, 0.1, 0.1, 0.1, -1.0], "max_velocity: -1 is not each in (0, inf]"),
+                                ("sample_period", "fast", "sample_period: expected a number, got 'fast'"),
+                                ("controller", "other", "read-only")):
+            result = set_parameter(node, setp, name, x)
+            assert not result.successful and reason in result.reason, (name, result.reason)
+        assert get_parameter(node, getp, "sample_period").double_value == 0.05
+        assert list(get_parameter(node, getp, "max_velocity").double_array_value) == slow
+        assert proc.poll() is None
+
+
+def test_bad_start_value_stops_the_node_with_one_line(tmp_path):
+    cmd = [sys.executable, "-m", "robot_dynamics.ros.trajectory_generator", "--ros-args", "-p",
+           f"urdf_path:={COMMON['urdf_path']}", "-p", "sample_period:=-1.0"]
+    out = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
+    assert out.returncode == 1
+    lines = [ln for ln in out.stdout.splitlines() if "failed to start" in ln]
+    assert lines == ["node failed to start: ValueError: sample_period: -1 is not in [0.0001, 10]"], out.stdout
+    assert "Traceback" not in out.stdout + out.stderr
