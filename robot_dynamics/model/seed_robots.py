@@ -14,7 +14,8 @@
 * SCARA: 002 Table 3.2 (theta_4 = 0, errata 40) with D2 = 0.425 m, D3 = 0.375 m.
 * Planar 2R in a vertical plane (R0 = Rot(x, pi/2) in base_link, gravity -z).
 
-``python -m robot_dynamics.model.seed_robots [DIR]`` regenerates ``urdf/*.urdf``.
+``python -m robot_dynamics.model.seed_robots [DIR]`` regenerates ``urdf/*.urdf`` (kinematics, inertials,
+limits, friction, plus visual/collision shapes and a ``world`` link for RViz).
 """
 
 from __future__ import annotations
@@ -179,10 +180,11 @@ SEED_ROBOTS = {"rx90": rx90, "stanford": stanford_arm, "scara": scara, "planar2r
 
 
 def urdf_text(key: str) -> str:
-    """URDF of seed robot ``key`` as written to ``urdf/<key>.urdf``."""
+    """URDF of seed robot ``key`` as written to ``urdf/<key>.urdf`` (with visual/collision geometry and a
+    ``world`` link for RViz, see :mod:`robot_dynamics.model.urdf_export`; ``RobotModel.from_urdf`` ignores both)."""
     from .urdf_export import model_to_urdf
 
-    return model_to_urdf(SEED_ROBOTS[key]())
+    return model_to_urdf(SEED_ROBOTS[key](), geometry=True, world_link=True)
 
 
 def write_urdfs(directory: str | Path) -> list[Path]:
