@@ -29,10 +29,8 @@ import math
 from collections.abc import Callable
 from typing import Any
 
-from rcl_interfaces.msg import IntegerRange, ParameterDescriptor
 from rclpy.callback_groups import CallbackGroup, MutuallyExclusiveCallbackGroup
 from rclpy.node import Node
-from rclpy.parameter import Parameter
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy, qos_profile_sensor_data
 from sensor_msgs.msg import JointState
 from std_msgs.msg import String
@@ -40,6 +38,7 @@ from std_msgs.msg import String
 from ..model.robot_model import RobotModel
 from ..model.robots import by_joint, resolve_urdf
 from ..model.urdf_conversion import expand_xacro, is_xacro_path
+from .parameters import Param, Schema
 from .runtime import Refusals, Refused
 
 DESCRIPTION_QOS = QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL, reliability=ReliabilityPolicy.RELIABLE)
@@ -62,6 +61,34 @@ def cut(text: str, limit: int = MAX_MESSAGE_CHARS) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
+def description_schema(lock_from_joint_states: bool = False) -> Schema:
+    """The robot description parameters every node declares (read at start; see the README's tables)."""
+    params = [
+        Param("robot_description", "", "URDF text of the robot (else urdf_path, else the /robot_description topic)"),
+        Param("urdf_path", "", "URDF or .xacro file, or a bundled robot name (rx90, stanford, scara, planar2r)"),
+        Param("xacro_args", [], "arguments of a .xacro urdf_path, each 'name:=value' (e.g. ['l1:=0.4'])",
+              kind="string_array"),
+        Param("base_link", "", "base of the modelled chain (empty: the URDF root)"),
+        Param("tip_link", "", "the chain base_link -> tip_link is modelled and every other moving joint locked; "
+              "empty: the whole kinematic tree"),
+        Param("locked_joints", [], "moving joints held at locked_positions (URDF names); with tip_link, unlisted "
+              "off-chain joints are locked too (at their /joint_states position or 0)", kind="string_array"),
+        Param("locked_positions", [], "positions of locked_joints, same length", kind="double_array", unit="rad, m"),
+        Param("allow_inconsistent_inertia", False, "accept physically inconsistent link inertias with a warning "
+              "instead of refusing the URDF"),
+        Param("rotor_inertia", [], "rotor inertia Ia per joint, chain order (001 eq. 7.61); empty: none",
+              kind="double_array", lo=0.0, unit="kg m^2"),
+        Param("acceleration_limits", [], "acceleration limit per joint, chain order; empty: none (a URDF cannot "
+              "carry them)", kind="double_array", lo=0.0, open_lo=True, unit="rad/s^2, m/s^2"),
+        Param("max_description_bytes", MAX_DESCRIPTION_BYTES, "longest URDF text accepted from /robot_description, "
+              "requests and files, checked before parsing", lo=1_000, hi=2_000_000_000, unit="bytes"),
+    ]
+    if lock_from_joint_states:
+        params.insert(8, Param("lock_from_joint_states", True, "locked joints not in locked_joints take their "
+                               "position from the first /joint_states naming them (the model is rebuilt once)"))
+    return Schema(*params)
+
+
 class RobotDescription:
     """Declares the description parameters of ``node`` and calls ``on_model(model, urdf)`` with each new model.
 
@@ -82,46 +109,11 @@ class RobotDescription:
         self._lock_from_states = lock_from_joint_states
         shared = getattr(node, "refusals", None)  # the node's counters when it has them
         self.refusals = shared if isinstance(shared, Refusals) else Refusals(node)
-        node.declare_parameter("robot_description", "")
-        node.declare_parameter("urdf_path", "")
-        node.declare_parameter(
-            "xacro_args", Parameter.Type.STRING_ARRAY,
-            ParameterDescriptor(
-                description="arguments of a .xacro urdf_path, each 'name:=value' (e.g. ['l1:=0.4']); applied when "
-                "urdf_path is loaded at start-up",
-                read_only=True,
-            ),
-        )
-        node.declare_parameter("base_link", "")
-        node.declare_parameter("tip_link", "", ParameterDescriptor(
-            description="the chain base_link -> tip_link is modelled and every other moving joint locked; empty: the "
-            "whole kinematic tree", read_only=True))
-        node.declare_parameter("locked_joints", Parameter.Type.STRING_ARRAY, ParameterDescriptor(
-            description="moving joints held at locked_positions (names, URDF); with tip_link, unlisted off-chain "
-            "joints are locked too (at their /joint_states position or 0)", read_only=True))
-        node.declare_parameter("locked_positions", Parameter.Type.DOUBLE_ARRAY, ParameterDescriptor(
-            description="positions of locked_joints (rad or m), same length", read_only=True))
-        if lock_from_joint_states:
-            node.declare_parameter("lock_from_joint_states", True, ParameterDescriptor(
-                description="locked joints not in locked_joints take their position from the first /joint_states "
-                "message naming them (the model is rebuilt once)", read_only=True))
-        node.declare_parameter("allow_inconsistent_inertia", False, ParameterDescriptor(
-            description="accept physically inconsistent link inertias with a warning instead of refusing the URDF",
-            read_only=True))
-        # what a URDF cannot carry (config/<robot>.yaml): per joint, chain order; [0.0] = none
-        node.declare_parameter("rotor_inertia", [0.0])
-        node.declare_parameter("acceleration_limits", [0.0])
-        node.declare_parameter(
-            "max_description_bytes", MAX_DESCRIPTION_BYTES,
-            ParameterDescriptor(
-                description="longest URDF text accepted from /robot_description, requests and files (bytes); "
-                "checked before parsing",
-                integer_range=[IntegerRange(from_value=1_000, to_value=2_000_000_000, step=1)],
-            ),
-        )
+        self.params = description_schema(lock_from_joint_states)
+        self.params.declare(node)
         self.current: tuple[RobotModel, str] | None = None
-        text = node.get_parameter("robot_description").value
-        path = node.get_parameter("urdf_path").value
+        text = self.params.values["robot_description"]
+        path = self.params.values["urdf_path"]
         if text:
             self.load(text, "parameter robot_description")
         elif path:
@@ -141,13 +133,12 @@ class RobotDescription:
 
     @property
     def max_bytes(self) -> int:
-        return int(self.node.get_parameter("max_description_bytes").value)
+        return int(self.params.values["max_description_bytes"])
 
     @property
     def xacro_args(self) -> list[str]:
         """The ``xacro_args`` parameter ([] when unset)."""
-        param = self.node.get_parameter_or("xacro_args", Parameter("xacro_args", Parameter.Type.STRING_ARRAY, []))
-        return list(param.value or [])
+        return list(self.params.values["xacro_args"])
 
     def load_path(self, path: str) -> RobotModel | None:
         """Load the URDF file ``path`` (or bundled robot name, or a ``.xacro`` file expanded with the
@@ -187,10 +178,7 @@ class RobotDescription:
         return None
 
     def _param_list(self, name: str) -> list[Any]:
-        try:
-            return list(self.node.get_parameter(name).value or [])
-        except Exception:  # noqa: BLE001 - unset array parameter
-            return []
+        return list(self.params.values[name])
 
     def locked_positions(self) -> dict[str, float]:
         """Locked positions from the parameters, then those read from /joint_states (parameters win)."""
@@ -207,13 +195,13 @@ class RobotDescription:
         if refusal is not None:
             raise refusal
         locked = self.locked_positions()
-        allow = bool(self.node.get_parameter("allow_inconsistent_inertia").value)
+        allow = bool(self.params.values["allow_inconsistent_inertia"])
         kw: dict[str, Any] = {"base_link": base, "tip_link": tip, "text_only": True,
                               "allow_inconsistent_inertia": allow}
         try:
             model = RobotModel.from_urdf(urdf, locked_positions=locked or None, **kw)
-            ia = by_joint(model, self.node.get_parameter("rotor_inertia").value, "rotor_inertia")
-            acc = by_joint(model, self.node.get_parameter("acceleration_limits").value, "acceleration_limits")
+            ia = by_joint(model, self.params.values["rotor_inertia"], "rotor_inertia")
+            acc = by_joint(model, self.params.values["acceleration_limits"], "acceleration_limits")
             if ia is not None or acc is not None:
                 model = RobotModel.from_urdf(
                     urdf, locked_positions=locked or None, rotor_inertia=ia, acceleration_limits=acc, **kw
@@ -226,7 +214,7 @@ class RobotDescription:
         """Subscribe /joint_states once when locked joints still wait for their measured position."""
         given = set(self._param_list("locked_joints")) | set(self._from_states)
         pending = [k for k in model.locked_joints if k not in given]
-        use = self._lock_from_states and bool(self.node.get_parameter("lock_from_joint_states").value)
+        use = self._lock_from_states and bool(self.params.values["lock_from_joint_states"])
         if not pending or not use or self._states_sub is not None:
             return
         self._pending = pending
