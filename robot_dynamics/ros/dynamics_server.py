@@ -36,7 +36,6 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
-from rcl_interfaces.msg import IntegerRange, ParameterDescriptor
 from rclpy.callback_groups import MutuallyExclusiveCallbackGroup
 from rclpy.node import Node
 
@@ -45,6 +44,7 @@ from robot_dynamics_interfaces.srv import BaseParameters, DynamicTerms, ForwardD
 from ..model.robot_model import RobotModel
 from .conversions import JointOrder, float_rows, short
 from .description import RobotDescription
+from .parameters import Param, Schema
 from .runtime import Refusals, Refused, run_node
 
 MAX_POINTS = 100_000
@@ -82,19 +82,21 @@ def _check_outputs(**outputs: np.ndarray) -> None:
             raise Refused("overflow", f"{name} is not finite (inputs too large for float64)")
 
 
+PARAMETERS = Schema(
+    Param("max_points", MAX_POINTS, "most points accepted in one ~/inverse_dynamics request (checked before any "
+          "per-point work)", lo=1, hi=10_000_000, live=True),
+)
+
+
 class DynamicsServer(Node):
     multithreaded = True
     executor_threads = 6  # four services, the description, the parameter services
 
     def __init__(self) -> None:
         super().__init__("dynamics_server")
-        self.declare_parameter(
-            "max_points", MAX_POINTS,
-            ParameterDescriptor(
-                description="most points accepted in one ~/inverse_dynamics request (checked before any per-point work)",
-                integer_range=[IntegerRange(from_value=1, to_value=10_000_000, step=1)],
-            ),
-        )
+        self.params = PARAMETERS.copy()
+        self.params.declare(self)
+        self.params.attach(self)
         self.refusals = Refusals(self)
         self._loaded: _Loaded | None = None
         self._reap_queue: queue.SimpleQueue[list] = queue.SimpleQueue()
@@ -182,7 +184,7 @@ class DynamicsServer(Node):
     # ------------------------------------------------------------------ services
     def inverse_dynamics(self, loaded: _Loaded, request: InverseDynamics.Request, response: InverseDynamics.Response) -> None:
         npts = len(request.points)  # first, before any per-point work
-        limit = self.get_parameter("max_points").value
+        limit = self.params.values["max_points"]
         if npts > limit:
             raise Refused("too_large", f"{npts} points exceed max_points={limit}")
         if npts == 0:
