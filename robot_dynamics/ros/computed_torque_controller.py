@@ -13,7 +13,10 @@ Python cannot be a ros2_control plugin, so this node talks to the topics of a
   and ``~/controller_state`` (``robot_dynamics_interfaces/ControllerState``);
 * serves ``~/statistics`` (``std_srvs/Trigger``): loop rate, period error p50/p99/max, missed cycles,
   per-phase CPU of the cycle (sampling, law, publish), process CPU per cycle, mode and refusals as JSON
-  (the figures ``bench/bench_loop.py`` prints).
+  (the figures ``bench/bench_loop.py`` prints);
+* publishes ``/diagnostics`` (``diagnostic_msgs/DiagnosticArray``, every ``diagnostic_period`` s of steady clock,
+  :mod:`.diagnostics`): the loop figures of the last period (rate, period error, missed cycles), the mode and its
+  reason, saturated joints, refusals — OK, WARN (missed >= 1 %, saturation, no model/state) or ERROR (stale).
 
 The control cycle (:meth:`ComputedTorqueControllerNode.step`) costs little more than the law: the
 reference comes from :meth:`SampledTrajectory.at` (cursor, O(1) amortized), the command and state
@@ -85,6 +88,7 @@ from ..model.robot_model import RobotModel
 from ..trajectory.sampled import SampledTrajectory, check_path_limits
 from . import cdr, lockstep, validation
 from .description import RobotDescription
+from .diagnostics import ERROR, OK, WARN, DiagnosticsPublisher, Report
 from .runtime import LatestWorker, Refusals, Refused, guarded, run_node
 
 NO_MODEL, NO_STATE, STALE, HOLDING, TRACKING = (
@@ -160,6 +164,47 @@ class LoopStatistics:
         out["cycle_p99_us"] = float(np.percentile(total, 99))
         out["compute_mean_us"] = out["cycle_us"]  # the old key: the whole cycle
         return out
+
+    def recent(self, nominal_period: float, since: int) -> dict[str, float]:
+        """The loop figures of ``summary`` over the cycles after cycle ``since`` only (the previous call's
+        ``cycles``; the period ending at the first of them included), on slices of the ring in integer ns and
+        with few NumPy calls: cheap enough for the executor thread (``/diagnostics``)."""
+        k = self.k  # one snapshot of the count (the loop thread may tick meanwhile)
+        first = max(since - 1, k - (self.size - 8), 0)
+        out: dict[str, float] = {"cycles": int(k), "window_cycles": int(max(k - since, 0))}
+        if k - first < 2:
+            return out
+        i0, i1 = first % self.size, k % self.size
+        if i0 < i1:
+            starts, phases = self.starts[i0:i1], self.phases[i0 + 1:i1]
+        else:  # wrapped around the ring
+            starts = np.concatenate((self.starts[i0:], self.starts[:i1]))
+            phases = np.concatenate((self.phases[i0 + 1:], self.phases[:i1])) if i0 + 1 < self.size else \
+                self.phases[:i1]
+        p = np.diff(starts)  # ns
+        t_ns = round(nominal_period * 1e9)
+        err = np.abs(p - t_ns)
+        err.sort()
+        missed = int(np.maximum((2 * p + t_ns) // (2 * t_ns) - 1, 0).sum())  # round(p / T) - 1 per period
+        total = int(p.sum())
+        out.update({
+            "rate_hz": p.size / (total * 1e-9) if total > 0 else 0.0,
+            "period_error_p50_ms": _sorted_percentile(err, 0.5) * 1e-6,
+            "period_error_p99_ms": _sorted_percentile(err, 0.99) * 1e-6,
+            "period_error_max_ms": float(err[-1]) * 1e-6,
+            "missed_cycles": missed,
+            "missed_pct": 100.0 * missed / (p.size + missed),
+            "cycle_us": float(phases.sum()) / p.size * 1e-3,
+        })
+        return out
+
+
+def _sorted_percentile(values: np.ndarray, q: float) -> float:
+    """The ``q`` quantile (0..1) of sorted ``values``, linear interpolation (``np.percentile``'s default)."""
+    pos = q * (values.size - 1)
+    i = int(pos)
+    j = min(i + 1, values.size - 1)
+    return float(values[i] + (values[j] - values[i]) * (pos - i))
 
 
 def _with_gains(law: str, model: RobotModel, kp: np.ndarray, kd: np.ndarray, effort: np.ndarray | None,
@@ -362,6 +407,9 @@ class ComputedTorqueControllerNode(Node):
         self.watchdog_timer = self.create_timer(self.timeout / 5, self.watchdog,
                                                 clock=Clock(clock_type=ClockType.STEADY_TIME))
         self.description = RobotDescription(self, self._on_model, lock_from_joint_states=True)
+        self._diag_k = 0  # cycle count and process CPU time at the previous /diagnostics
+        self._diag_cpu = time.process_time()
+        self.diagnostics = DiagnosticsPublisher(self, "control loop", self._diagnostics, self._robot_name)
         self.get_logger().info(f"law {self.law}, {self.rate:.0f} Hz ({self.trigger}, loop {self.loop}, executor {self.executor_kind}), "
                                f"commands on {topic}")
         if self._loop_thread is not None:
@@ -729,6 +777,67 @@ class ComputedTorqueControllerNode(Node):
         response.success = True
         response.message = json.dumps(summary)
         return response
+
+    # --------------------------------------------------------- diagnostics
+    def _robot_name(self) -> str:
+        ctx = self.ctx
+        return ctx.model.name if ctx is not None else ""
+
+    def _diagnostics(self, dt: float) -> Report:
+        """``/diagnostics`` (executor thread, every ``diagnostic_period``): the loop figures of the cycles since
+        the previous report (a slice of the ring, not the whole ``statistics_window``), the state machine,
+        saturation and input counters.  OK: holding/tracking, missed < 1 %; WARN: missed >= 1 %, saturated,
+        no_model/no_state; ERROR: stale, or no control cycle in the period while holding/tracking."""
+        got = self._lock.acquire(timeout=0.01)  # mode and reason as one pair (the loop holds it for a cycle)
+        try:
+            mode, reason, ctx = self.mode, self.mode_reason, self.ctx
+        finally:
+            if got:
+                self._lock.release()
+        s = self.stats.recent(self.period, self._diag_k)
+        cpu = time.process_time()
+        new = s["window_cycles"]
+        cpu_per_cycle = (cpu - self._diag_cpu) / new * 1e6 if new else 0.0
+        self._diag_k, self._diag_cpu = s["cycles"], cpu
+        lockstep_mode = self.trigger == "state"  # cycles follow the states: no period to miss
+        sat = None if ctx is None else ctx.controller.saturated
+        saturated = [] if sat is None or not sat.any() else [ctx.model.joint_names[int(j)] for j in np.flatnonzero(sat)]
+        rate = s.get("rate_hz", 0.0) if new else 0.0
+        values: dict[str, object] = {
+            "mode": mode, "mode_reason": reason,
+            "rate_hz": rate, "nominal_rate_hz": self.rate,
+            "period_error_p50_ms": s.get("period_error_p50_ms", 0.0),
+            "period_error_p99_ms": s.get("period_error_p99_ms", 0.0),
+            "period_error_max_ms": s.get("period_error_max_ms", 0.0),
+        }
+        if not lockstep_mode:
+            values.update(missed_cycles=s.get("missed_cycles", 0), missed_pct=s.get("missed_pct", 0.0))
+        values.update({
+            "cycles": s["cycles"], "window_cycles": new, "window_s": dt,
+            "cycle_us": s.get("cycle_us", 0.0), "process_cpu_per_cycle_us": cpu_per_cycle,
+            "saturated_joints": saturated, "saturated_count": len(saturated),
+            "inputs_refused": self.refusals.total(), "trajectories_accepted": self.trajectories_accepted,
+            "loop": self.loop if self.trigger == "timer" else "state", "executor": self.executor_kind,
+            "scheduling": self.scheduling,
+        })
+        values.update({f"refused.{cause}": n for cause, n in sorted(self.refusals.counts.items())})
+        if mode == STALE:
+            return Report(ERROR, f"stale: {reason}", values)
+        if mode in (NO_MODEL, NO_STATE):
+            return Report(WARN, f"{mode}: {reason}", values)
+        if not new and not lockstep_mode:
+            return Report(ERROR, f"{mode}, but no control cycle for {dt:.2f} s", values)
+        level, problems = OK, []
+        missed = float(values.get("missed_pct", 0.0))
+        if missed >= 1.0:
+            level = WARN
+            problems.append(f"missed {missed:.1f} % of cycles")
+        if saturated:
+            level = WARN
+            problems.append(f"saturated: {', '.join(saturated)}")
+        line = f"{mode} at {rate:.0f} Hz (nominal {self.rate:.0f}), period error p99 " \
+               f"{values['period_error_p99_ms']:.3f} ms"
+        return Report(level, "; ".join([line, *problems]), values)
 
     # ------------------------------------------------------------- control
     def now(self) -> float:

@@ -10,7 +10,10 @@ Interface
   timeout``, ``damped: command timeout``, ``braked: fault: simulation diverged (call ~/reset)``;
 * serves ``~/pause`` (``std_srvs/SetBool``: stop stepping and publishing, to test stale states), ``~/reset``
   (``std_srvs/Trigger``: a sim restart, see below) and ``~/statistics`` (``std_srvs/Trigger``: JSON counters of
-  commands received, applied, clipped, refused by cause, ignored by reason, drive transitions).
+  commands received, applied, clipped, refused by cause, ignored by reason, drive transitions);
+* publishes ``/diagnostics`` (``diagnostic_msgs/DiagnosticArray``, every ``diagnostic_period`` s of steady clock,
+  :mod:`.diagnostics`): the drive state (running: OK; braked waiting for a command, command timeout, no model:
+  WARN; fault: ERROR; paused: STALE), steps, command counters, the achieved real-time factor and state rate.
 
 The drive (both modes)
 * **Holding brake until a controller takes over**: from start-up (and after ``~/reset``) the arm is braked (position
@@ -66,6 +69,7 @@ from ..model.robot_model import RobotModel
 from ..sim.simulator import MujocoArm, PlantDiverged, perturbed
 from . import lockstep as protocol
 from .description import RobotDescription
+from .diagnostics import ERROR, OK, STALE, WARN, DiagnosticsPublisher, Report
 from .runtime import Refusals, Refused, guarded, run_node
 
 DRIVE_QOS = QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL, reliability=ReliabilityPolicy.RELIABLE)
@@ -158,6 +162,7 @@ class MujocoSim(Node):
         self.last_publish_wall = -np.inf
         self.latest_stamp_ns = -1
         self.steps = 0
+        self.published = 0  # joint_states messages sent (for the state rate of /diagnostics)
         self.msg = JointState()
         self.clock_msg = Clock()
 
@@ -177,6 +182,9 @@ class MujocoSim(Node):
         else:
             self.timer = self.create_timer(self.period / self.rtf, self.on_timer)
         self.add_on_set_parameters_callback(self._on_set_parameters)
+        self._diag_last = (0, 0.0, 0)  # steps, sim time, publications at the previous /diagnostics
+        self.diagnostics = DiagnosticsPublisher(self, "drive", self._diagnostics,
+                                                lambda: self.model.name if self.model is not None else "")
         self.get_logger().info(
             f"{'lockstep' if self.lockstep else 'real time'}: control period {self.period * 1e3:.1f} ms, "
             f"{self.substeps} x {self.timestep * 1e3:.2f} ms steps; commands on {self.resolve_topic_name(topic)}; "
@@ -436,6 +444,45 @@ class MujocoSim(Node):
             self.clock_pub.publish(self.clock_msg)
         self.state_pub.publish(self.msg)
         self.last_publish_wall = time.monotonic()
+        self.published += 1
+
+    # ------------------------------------------------------------------ diagnostics
+    def _diagnostics(self, dt: float) -> Report:
+        """``/diagnostics`` (every ``diagnostic_period``): drive state, steps, command counters, and over the last
+        period the achieved real-time factor (sim s per wall s) and ``joint_states`` rate."""
+        with self.lock:
+            sim_time = self.arm.time if self.arm is not None else 0.0
+            steps, published = self.steps, self.published
+            state, mode, paused = self.drive_state(), self.mode, self.paused
+            counts = {k: self.counts[k] for k in ("received", "applied", "clipped")}
+            ignored = sum(v for k, v in self.counts.items() if k.startswith("ignored_"))
+        last_steps, last_time, last_published = self._diag_last
+        self._diag_last = (steps, sim_time, published)
+        # a reset sets the sim time and steps back to 0: the period's figures then count from there
+        d_time = sim_time - last_time if sim_time >= last_time else sim_time
+        rtf = d_time / dt if dt > 0 else 0.0
+        rate = (published - last_published) / dt if dt > 0 else 0.0
+        values: dict[str, object] = {
+            "drive_state": state, "mode": "lockstep" if self.lockstep else "real time", "paused": paused,
+            "steps": steps, "steps_in_period": steps - last_steps if steps >= last_steps else steps,
+            "sim_time": sim_time, "real_time_factor": rtf,
+            "real_time_factor_nominal": 0.0 if self.lockstep else self.rtf, "state_rate_hz": rate,
+            "commands_received": counts["received"], "commands_applied": counts["applied"],
+            "commands_clipped": counts["clipped"], "commands_refused": self.refusals.total(),
+            "commands_ignored": ignored, "drive_transitions": self.transitions, "watchdog": self._watchdog_text(),
+        }
+        values.update({f"refused.{cause}": n for cause, n in sorted(self.refusals.counts.items())})
+        if self.arm is None:
+            return Report(WARN, "no robot model yet", values)
+        if paused:
+            return Report(STALE, f"paused (~/pause): no stepping, no joint_states; drive {state}", values)
+        if mode == FAULT:
+            return Report(ERROR, state, values)
+        if mode != RUNNING:
+            return Report(WARN, state, values)  # braked waiting for a command, or a command timeout
+        if not self.lockstep and rtf < 0.9 * self.rtf:
+            return Report(WARN, f"running behind real time: real-time factor {rtf:.2f} of {self.rtf:g}", values)
+        return Report(OK, f"running, real-time factor {rtf:.2f}, joint_states at {rate:.0f} Hz", values)
 
     # ------------------------------------------------------------------ services
     def on_pause(self, request: SetBool.Request, response: SetBool.Response) -> SetBool.Response:
