@@ -99,3 +99,15 @@ def test_markdown_table():
     assert table[0].startswith("| parameter | default |")
     assert "| `omega` | `20.0` | live | in [0, 10000] | bandwidth [rad/s] |" in table
     assert "| `rate` | `500.0` | at start | in [1, 10000] | loop rate |" in table
+
+
+def test_readme_tables_are_generated_from_the_schemas():
+    """The README's parameter tables are those of the nodes' schemas (regenerate: tools/parameter_tables.py --write)."""
+    import importlib.util
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    spec = importlib.util.spec_from_file_location("parameter_tables", root / "tools" / "parameter_tables.py")
+    tables = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(tables)
+    assert tables.block() in (root / "README.md").read_text()

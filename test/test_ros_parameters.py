@@ -122,3 +122,111 @@ def test_bad_start_value_stops_the_node_with_one_line(tmp_path):
     lines = [ln for ln in out.stdout.splitlines() if "failed to start" in ln]
     assert lines == ["node failed to start: ValueError: sample_period: -1 is not in [0.0001, 10]"], out.stdout
     assert "Traceback" not in out.stdout + out.stderr
+
+
+def _cycle_states(states, after: float):
+    return [s for s in states if len(s.output.effort) and s.header.stamp.sec + 1e-9 * s.header.stamp.nanosec > after]
+
+
+def _check_law(states, law: str, omega: float) -> None:
+    """The efforts the node sent are those of the core law with these gains (the oracle: the core's controller,
+    fed the state and reference the node published for the same cycle)."""
+    from robot_dynamics.control import make_controller
+
+    ctl = make_controller(law, MODEL, omega=omega, xi=1.0)
+    assert len(states) >= 5
+    for s in states[-20:]:
+        expected = ctl.compute(0.0, s.feedback.positions, s.feedback.velocities, s.reference.positions,
+                               s.reference.velocities, s.reference.accelerations)
+        np.testing.assert_allclose(s.output.effort, expected, rtol=1e-9, atol=1e-9)
+
+
+def test_controller_parameters_take_effect_or_are_refused(ros, tmp_path):
+    from rcl_interfaces.srv import GetParameters as Get
+    from trajectory_msgs.msg import JointTrajectory
+
+    from robot_dynamics_interfaces.msg import ControllerState
+
+    node = ros
+    states: list[ControllerState] = []
+    node.create_subscription(ControllerState, "/computed_torque_controller/controller_state", states.append, 1000)
+    traj_pub = node.create_publisher(JointTrajectory, "/computed_torque_controller/joint_trajectory", 10)
+    params = {**COMMON, "state_timeout": 0.5, "omega": 25, "rate": 200.0, "state_publish_rate": 0.0}
+    with node_process("computed_torque_controller", tmp_path, params, param_files=FILES) as proc:
+        setp = node.create_client(SetParameters, "/computed_torque_controller/set_parameters")
+        getp = node.create_client(Get, "/computed_torque_controller/get_parameters")
+        wait_for_service(setp, 60)
+        _spin_until(node, lambda: any(s.mode == "holding" and len(s.output.effort) for s in states), 120, "holding")
+        assert get_parameter(node, getp, "omega").integer_value == 25  # -p omega:=25, an integer: accepted
+        # a slow move away from the still arm: the reference differs from the measured state, the gains show
+        end = Q + np.array([0.05, -0.04, 0.03, 0.0, 0.0, 0.0])
+        traj = JointTrajectory(joint_names=MODEL.joint_names, points=[
+            JointTrajectoryPoint(positions=Q.tolist(), velocities=[0.0] * 6),
+            JointTrajectoryPoint(positions=end.tolist(), velocities=[0.0] * 6)])
+        traj.points[1].time_from_start.sec = 30
+        _spin_until(node, lambda: traj_pub.get_subscription_count() > 0, 30, "trajectory subscription")
+        traj_pub.publish(traj)
+        _spin_until(node, lambda: states[-1].mode == "tracking", 30, "tracking")
+        _spin(node, 0.5)
+        _check_law(_cycle_states(states, 0.0), "computed_torque", 25.0)
+
+        assert set_parameter(node, setp, "omega", 2.0).successful
+        t_set = _now(node)
+        _spin(node, 0.5)
+        after = _cycle_states(states, t_set + 0.1)
+        _check_law(after, "computed_torque", 2.0)
+        assert after[-1].mode == "tracking"  # the trajectory goes on with the new gains
+        assert set_parameter(node, setp, "law", "pd_gravity").successful
+        t_set = _now(node)
+        _spin(node, 0.5)
+        _check_law(_cycle_states(states, t_set + 0.1), "pd_gravity", 2.0)
+        assert states[-1].law == "pd_gravity"
+
+        assert set_parameter(node, setp, "rate", 50).successful  # an integer for a double, live
+        t_set = _now(node)
+        _spin(node, 1.5)
+        stamps = np.array([s.header.stamp.sec + 1e-9 * s.header.stamp.nanosec for s in _cycle_states(states, t_set + 0.2)])
+        assert abs(np.median(np.diff(stamps)) - 0.02) < 0.002, np.diff(stamps)
+
+        refusals = (("omega", -1.0, "omega: -1 is not in (0, 10000]"),
+                    ("law", "foo", "law: 'foo' is not one of"),
+                    ("rate", 0.0, "rate: 0 is not in (0, 10000]"),
+                    ("kp", [1.0, 2.0], "kp and kd need 6 values each (model order; not for law pid), got 2 and 0"),
+                    ("effort_limits", [10.0] * 5, "effort_limits needs 6 values"),
+                    ("stale_behavior", "explode", "stale_behavior: 'explode' is not one of"),
+                    ("trigger", "state", "read-only"))
+        for name, x, reason in refusals:
+            result = set_parameter(node, setp, name, x)
+            assert not result.successful and reason in result.reason, (name, result.reason)
+        assert get_parameter(node, getp, "omega").double_value == 2.0 and get_parameter(node, getp, "rate").integer_value == 50
+        t_set = _now(node)
+        _spin(node, 0.5)
+        _check_law(_cycle_states(states, t_set + 0.1), "pd_gravity", 2.0)  # nothing changed
+        assert proc.poll() is None
+
+
+def test_controller_bad_start_value_one_line():
+    cmd = [sys.executable, "-m", "robot_dynamics.ros.computed_torque_controller", "--ros-args", "-p",
+           f"urdf_path:={COMMON['urdf_path']}", "-p", "rate:=0.0"]
+    out = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
+    assert out.returncode == 1
+    lines = [ln for ln in out.stdout.splitlines() if "failed to start" in ln]
+    assert lines == ["node failed to start: ValueError: rate: 0 is not in (0, 10000]"], out.stdout
+
+
+def _now(node) -> float:
+    return node.get_clock().now().nanoseconds * 1e-9
+
+
+def _spin(node, seconds: float) -> None:
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        rclpy.spin_once(node, timeout_sec=0.01)
+
+
+def _spin_until(node, cond, timeout: float, what: str) -> None:
+    end = time.monotonic() + timeout
+    while not cond():
+        if time.monotonic() > end:
+            raise TimeoutError(what)
+        rclpy.spin_once(node, timeout_sec=0.01)

@@ -68,8 +68,9 @@ import time
 from dataclasses import dataclass
 
 import numpy as np
-from rcl_interfaces.msg import FloatingPointRange, ParameterDescriptor, SetParametersResult
+from rcl_interfaces.msg import SetParametersResult
 from rclpy.clock import Clock, ClockType
+from rclpy.duration import Duration
 from rclpy.node import Node
 from rclpy.parameter import Parameter
 from rclpy.qos import QoSProfile, ReliabilityPolicy, qos_profile_sensor_data
@@ -89,6 +90,7 @@ from ..trajectory.sampled import SampledTrajectory, check_path_limits
 from . import cdr, lockstep, validation
 from .description import RobotDescription
 from .diagnostics import ERROR, OK, WARN, DiagnosticsPublisher, Report
+from .parameters import Param, Schema
 from .runtime import LatestWorker, Refusals, Refused, guarded, run_node
 
 NO_MODEL, NO_STATE, STALE, HOLDING, TRACKING = (
@@ -102,9 +104,66 @@ MAX_BYTES_PER_POINT = 2048
 MODEL_BUILD_WAIT = 120.0  # s a trajectory waits for the model being built (code generation on a cold cache)
 
 
+STATE_QUEUE = 10  # /joint_states kept between two cycles with state_input loop (each validated and counted)
+HOLD_ACK_TIMEOUT = 0.5  # s the shutdown waits for the drive to acknowledge the holding command
 CLOCK_OVERRIDE_NS = 10_000_000  # with state_input loop: the node clock follows /clock to within 10 ms
 
 PHASES = ("sampling", "law", "publish", "state_publish", "other")
+
+PARAMETERS = Schema(
+    Param("law", "computed_torque", "control law: computed_torque (001 eq. 9.22/9.24), position (9.29), predictive "
+          "(9.31), pd_gravity (9.12), pid (9.5/9.10)", choices=tuple(CONTROLLERS), live=True),
+    Param("omega", 20.0, "closed-loop bandwidth, Kp = omega^2, Kd = 2 xi omega (001 eq. 9.26), unless kp/kd are given",
+          lo=0.0, hi=1e4, open_lo=True, live=True, unit="rad/s"),
+    Param("xi", 1.0, "damping ratio of the closed loop (001 eq. 9.26)", lo=0.0, hi=100.0, live=True),
+    Param("kp", [], "per-joint proportional gains (model order); with kd, instead of omega/xi (not for pid)",
+          kind="double_array", lo=0.0, open_lo=True, live=True, unit="1/s^2"),
+    Param("kd", [], "per-joint derivative gains (model order); with kp", kind="double_array", lo=0.0, open_lo=True,
+          live=True, unit="1/s"),
+    Param("effort_limits", [], "per-joint saturation of the commands (model order); empty: the URDF effort limits",
+          kind="double_array", lo=0.0, open_lo=True, live=True, unit="N m, N"),
+    Param("coulomb_velocity_band", -1.0, "velocity band of the Coulomb compensation Fc sat(v/band) (001 eq. 7.26); "
+          "0: Fc sign(v); < 0: the law's default (1e-3 on the desired velocity)", lo=-1.0, hi=10.0, live=True,
+          unit="rad/s, m/s"),
+    Param("coulomb_velocity", "", "velocity of the Coulomb compensation: desired (no chatter at standstill) | "
+          "measured (the model's Fc sign(qd)) | empty: the law's default", choices=("", "desired", "measured"),
+          live=True),
+    Param("rate", 500.0, "control loop rate (trigger timer)", lo=0.0, hi=10_000.0, open_lo=True, live=True, unit="Hz"),
+    Param("state_timeout", 0.1, "a state older than this (steady clock), or stamped farther than this from the clock, "
+          "makes the controller stale", lo=1e-3, hi=60.0, live=True, unit="s"),
+    Param("stale_behavior", "gravity_hold", "output while stale: gravity_hold (gravity torques at the last position) "
+          "| none", choices=("gravity_hold", "none"), live=True),
+    Param("max_trajectory_points", 100_000, "larger trajectories are refused before any per-point work",
+          lo=1, hi=10_000_000, live=True),
+    Param("start_tolerance", 0.1, "a trajectory whose point at t = 0 is farther than this from the arm is refused",
+          lo=0.0, hi=10.0, live=True, unit="rad, m"),
+    Param("state_publish_rate", 100.0, "~/controller_state rate in control time, decoupled from the loop; 0: every "
+          "cycle", lo=0.0, hi=10_000.0, live=True, unit="Hz"),
+    Param("joints", [], "joint order of the commands (default: the model's)", kind="string_array"),
+    Param("effort_controller", "effort_controller", "commands go to /<effort_controller>/commands "
+          "(forward_command_controller, interface effort)"),
+    Param("trigger", "timer", "timer (a cycle per period) | state (a cycle per /joint_states: lockstep simulation)",
+          choices=("timer", "state")),
+    Param("state_publish_divider", 0, "publish ~/controller_state every n-th cycle instead of by rate (>= 1); 0: by "
+          "rate (trigger state: every cycle)", lo=0, hi=1_000_000),
+    Param("statistics_window", 30.0, "cycles (at the nominal rate) summarized by ~/statistics", lo=0.0, hi=3600.0,
+          open_lo=True, unit="s"),
+    Param("loop", "thread", "what drives the timer-triggered cycle: thread (own thread, steady clock) | timer (a timer "
+          "of the executor, node clock)", choices=("thread", "timer")),
+    Param("state_input", "loop", "how /joint_states (and /clock with use_sim_time) reach the loop thread: loop (taken "
+          "as serialized bytes at the start of each cycle; use_sim_time then fixed at start) | executor (a callback)",
+          choices=("loop", "executor")),
+    Param("executor", "events", "executor of the node's callbacks: events (rclpy's EventsExecutor) | single",
+          choices=("events", "single")),
+    Param("realtime_priority", 0, "SCHED_FIFO priority of the control loop's thread; 0: default scheduling",
+          lo=0, hi=99),
+    Param("cpu_affinity", [], "CPUs the control loop's thread may run on; empty: unchanged", kind="int_array", lo=0),
+    Param("backend", "generated", "dynamic model of the laws: generated (the compiled customized model, or the "
+          "generated scalar Python one without a C compiler) | numpy", choices=("generated", "numpy")),
+)
+# parameters whose change builds a new control context (adopted at a cycle boundary, the trajectory kept)
+CONTEXT_PARAMETERS = frozenset({"law", "omega", "xi", "kp", "kd", "effort_limits", "coulomb_velocity_band",
+                                "coulomb_velocity"})
 
 
 class LoopStatistics:
@@ -233,109 +292,39 @@ class Context:
     upper: np.ndarray
     velocity: np.ndarray
     effort: np.ndarray
+    law: str = "computed_torque"
 
 
 class ComputedTorqueControllerNode(Node):
 
     def __init__(self) -> None:
         super().__init__("computed_torque_controller")
-        dp = self.declare_parameter
-        dp("joints", [""])
-        dp("law", "computed_torque")
-        dp("omega", 20.0)
-        dp("xi", 1.0)
-        dp("kp", [0.0])  # per joint; with kd, overrides omega/xi (computed_torque, position, predictive, pd_gravity)
-        dp("kd", [0.0])
-        dp("rate", 500.0)
-        dp("effort_limits", [0.0])
-        dp("state_timeout", 0.1)
-        dp("stale_behavior", "gravity_hold")
-        dp("effort_controller", "effort_controller")
-        dp("trigger", "timer")
-        dp("state_publish_divider", 0, ParameterDescriptor(
-            description="publish ~/controller_state every n-th cycle (>= 1; overrides state_publish_rate); 0: by rate "
-                        "(trigger: state publishes every cycle unless set)", read_only=True))
-        dp("state_publish_rate", 100.0, ParameterDescriptor(
-            description="Hz of control time between ~/controller_state messages (decoupled from the loop); "
-                        "0: every cycle", read_only=True))
-        dp("coulomb_velocity_band", -1.0, ParameterDescriptor(
-            description="velocity band (rad/s or m/s) of the Coulomb friction compensation Fc*sat(v/band) of the "
-                        "laws (001 eq. 7.26); 0: Fc*sign(v); < 0: the law's default (1e-3 on the desired velocity)",
-            floating_point_range=[FloatingPointRange(from_value=-1.0, to_value=10.0, step=0.0)], read_only=True))
-        dp("coulomb_velocity", "", ParameterDescriptor(
-            description="velocity the Coulomb compensation is evaluated on: desired (no chatter at standstill) | "
-                        "measured (the model's Fc*sign(qd), chatters with velocity noise) | empty: the law's default",
-            read_only=True))
-        dp("statistics_window", 30.0, ParameterDescriptor(
-            description="s of cycles (at the nominal rate) summarized by ~/statistics", read_only=True))
-        dp("loop", "thread", ParameterDescriptor(
-            description="what drives the timer-triggered cycle: thread (own thread, steady clock) | timer "
-                        "(a timer of the executor, node clock)", read_only=True))
-        dp("state_input", "loop", ParameterDescriptor(
-            description="how /joint_states (and /clock with use_sim_time) reach the loop thread (loop: thread): loop "
-                        "(taken as serialized bytes at the start of each cycle, no executor dispatch; use_sim_time is "
-                        "then fixed at start) | executor (a callback of the node's executor)", read_only=True))
-        dp("executor", "events", ParameterDescriptor(
-            description="executor of the node's callbacks (inputs, services, watchdog; the cycle with loop timer): "
-                        "events (rclpy's EventsExecutor) | single (SingleThreadedExecutor)", read_only=True))
-        dp("realtime_priority", 0, ParameterDescriptor(
-            description="SCHED_FIFO priority (1-99) of the control loop's thread; 0: default scheduling",
-            read_only=True))
-        dp("cpu_affinity", Parameter.Type.INTEGER_ARRAY, ParameterDescriptor(
-            description="CPUs the control loop's thread may run on; unset or empty: unchanged", read_only=True))
-        # generated: the model's compiled customized NE (~1 µs; without a C compiler the generated scalar
-        # Python one, ~5 µs), ready before the law's first cycle | numpy: the NumPy model
-        dp("backend", "generated")
-        dp("max_trajectory_points", 100_000)
-        dp("start_tolerance", 0.1)  # a first point at t = 0 farther than this from the arm is refused
-        self.law = self.get_parameter("law").value
-        if self.law not in CONTROLLERS:
-            raise ValueError(f"law must be one of {CONTROLLERS}, got {self.law!r}")
-        self.stale_behavior = self.get_parameter("stale_behavior").value
-        if self.stale_behavior not in ("none", "gravity_hold"):
-            raise ValueError("stale_behavior must be 'none' or 'gravity_hold'")
-        self.trigger = self.get_parameter("trigger").value
-        if self.trigger not in ("timer", "state"):
-            raise ValueError("trigger must be 'timer' or 'state'")
-        self.rate = float(self.get_parameter("rate").value)
-        self.timeout = float(self.get_parameter("state_timeout").value)
-        if not (math.isfinite(self.rate) and 0 < self.rate <= 10_000):
-            raise ValueError(f"rate must be in (0, 10000] Hz, got {self.rate}")
-        if not (math.isfinite(self.timeout) and self.timeout > 0):
-            raise ValueError(f"state_timeout must be > 0 s, got {self.timeout}")
+        self.params = PARAMETERS.copy()
+        v = self.params.declare(self)
+        self.law = v["law"]
+        self.stale_behavior = v["stale_behavior"]
+        self.trigger = v["trigger"]
+        self.rate = v["rate"]
         self.period = 1.0 / self.rate
-        self.divider = int(self.get_parameter("state_publish_divider").value)
-        if self.divider < 0:
-            raise ValueError(f"state_publish_divider must be >= 0, got {self.divider}")
+        self._period_ns = round(self.period * 1e9)  # read by the loop thread every cycle (live rate)
+        self.timeout = v["state_timeout"]
+        self.divider = v["state_publish_divider"]
         if self.divider == 0 and self.trigger == "state":
             self.divider = 1  # lockstep records every cycle
-        state_rate = float(self.get_parameter("state_publish_rate").value)
-        if not (math.isfinite(state_rate) and state_rate >= 0):
-            raise ValueError(f"state_publish_rate must be >= 0 Hz, got {state_rate}")
-        self.state_period = 1.0 / state_rate if state_rate > 0 else 0.0
+        self.state_period = 1.0 / v["state_publish_rate"] if v["state_publish_rate"] > 0 else 0.0
         self.next_state_time = -math.inf  # control time of the next ~/controller_state (by rate)
-        self.loop = self.get_parameter("loop").value
-        if self.loop not in ("thread", "timer"):
-            raise ValueError(f"loop must be thread or timer, got {self.loop!r}")
-        executor = self.get_parameter("executor").value
-        if executor not in ("events", "single"):
-            raise ValueError(f"executor must be events or single, got {executor!r}")
-        self.executor_kind = executor  # read by runtime.run_node
-        state_input = self.get_parameter("state_input").value
-        if state_input not in ("loop", "executor"):
-            raise ValueError(f"state_input must be loop or executor, got {state_input!r}")
+        self.loop = v["loop"]
+        self.executor_kind = v["executor"]  # read by runtime.run_node
         # the loop thread takes its inputs itself (timer trigger, loop thread)
-        self.loop_input = state_input == "loop" and self.trigger == "timer" and self.loop == "thread"
-        self.rt_priority = int(self.get_parameter("realtime_priority").value)
-        if not 0 <= self.rt_priority <= 99:
-            raise ValueError(f"realtime_priority must be in [0, 99], got {self.rt_priority}")
-        affinity = self.get_parameter_or("cpu_affinity", Parameter("cpu_affinity", Parameter.Type.INTEGER_ARRAY, []))
-        self.cpu_affinity = [int(c) for c in (affinity.value or [])]
+        self.loop_input = v["state_input"] == "loop" and self.trigger == "timer" and self.loop == "thread"
+        self.rt_priority = v["realtime_priority"]
+        self.cpu_affinity = list(v["cpu_affinity"])
         self.scheduling = "default"  # what the loop got (reported by ~/statistics)
-        self.max_points = int(self.get_parameter("max_trajectory_points").value)
-        self.start_tolerance = float(self.get_parameter("start_tolerance").value)
+        self.max_points = v["max_trajectory_points"]
+        self.start_tolerance = v["start_tolerance"]
         # a leap of the control time larger than this is a time jump (sim restart, clock change)
         self.max_time_step = max(1.0, 2.0 * self.timeout)
+        self._pending_params: str | None = None  # a context rebuilt for new parameters: adopted keeping the trajectory
         sys.setswitchinterval(0.0005)  # the control thread waits at most this long for the GIL
 
         self.refusals = Refusals(self)
@@ -355,9 +344,7 @@ class ComputedTorqueControllerNode(Node):
         self.mode_reason = "waiting for the robot description"
         self.mode_wall = 0.0
         self._last_answer: tuple[float, Float64MultiArray] | None = None
-        window = float(self.get_parameter("statistics_window").value)
-        if not (math.isfinite(window) and window > 0):
-            raise ValueError(f"statistics_window must be > 0 s, got {window}")
+        window = v["statistics_window"]
         self.stats = LoopStatistics(max(100, min(10_000_000, round(window * self.rate))))
         self.cycle = 0
         self._lock = threading.RLock()  # the loop thread vs the executor's callbacks (uncontended: ~0.1 us)
@@ -374,7 +361,7 @@ class ComputedTorqueControllerNode(Node):
         self._ctx_ready = threading.Event()
         self.trajectory_worker = LatestWorker(self.check_trajectory, "trajectory_check")
         self.model_worker = LatestWorker(self._build_model, "model_build")
-        topic = f"/{self.get_parameter('effort_controller').value}/commands"
+        topic = f"/{v['effort_controller']}/commands"
         self.cmd_pub = self.create_publisher(Float64MultiArray, topic, 10)
         # lockstep: one state per cycle, deep enough that a recorder never loses one
         self.state_pub = self.create_publisher(ControllerState, "~/controller_state",
@@ -388,6 +375,7 @@ class ComputedTorqueControllerNode(Node):
         self._sim_ns = 0  # the latest /clock (ns), taken by the loop thread (loop_input with use_sim_time)
         self._override_ns = -CLOCK_OVERRIDE_NS  # the node clock's last override from it
         self._sim_time = bool(self.get_parameter("use_sim_time").value)
+        self.params.attach(self, self._apply_parameters)
         if self.loop_input:
             self._setup_loop_input()
         else:
@@ -427,11 +415,11 @@ class ComputedTorqueControllerNode(Node):
                     use_global_arguments=False, start_parameter_services=False, enable_rosout=False)
         self._input_node = side
         self._state_reader = cdr.JointStateReader(validation.MAX_JOINT_STATE_NAMES)
-        sensor = qos_profile_sensor_data
-        latest = QoSProfile(history=sensor.history, depth=1, reliability=sensor.reliability,
-                            durability=sensor.durability)  # keep only the latest sample: one take a cycle
+        sensor = qos_profile_sensor_data  # best effort, keep last: what arrived since the last cycle, bounded
+        queue = QoSProfile(history=sensor.history, depth=STATE_QUEUE, reliability=sensor.reliability,
+                           durability=sensor.durability)
         self._state_sub = side.create_subscription(JointState, self.resolve_topic_name("/joint_states"),
-                                                   _never_called, latest, raw=True)
+                                                   _never_called, queue, raw=True)
         if self._sim_time:
             time_source = getattr(self, "_time_source", None)
             if time_source is not None and hasattr(time_source, "detach_node"):
@@ -449,9 +437,10 @@ class ComputedTorqueControllerNode(Node):
         return SetParametersResult(successful=True)
 
     def _take_inputs(self) -> None:
-        """Loop thread, at the start of a cycle: the latest /clock and /joint_states (depth-1 queues: one take
-        each), the state validated as :meth:`on_joint_states` does (a refusal is counted and logged).  The node
-        clock follows the /clock taken to within ``CLOCK_OVERRIDE_NS`` (the loop itself uses the exact value)."""
+        """Loop thread, at the start of a cycle: the latest /clock (a depth-1 queue) and every /joint_states since
+        the last cycle (up to ``STATE_QUEUE``), each validated as :meth:`on_joint_states` does (a refusal is counted
+        and logged; the last valid one is the state).  The node clock follows the /clock taken to within
+        ``CLOCK_OVERRIDE_NS`` (the loop itself uses the exact value)."""
         sub = self._clock_sub
         if sub is not None:
             with sub.handle:
@@ -467,17 +456,20 @@ class ComputedTorqueControllerNode(Node):
                         self._override_ns = ns
                         self.get_clock().set_ros_time_override(Time(nanoseconds=ns, clock_type=ClockType.ROS_TIME))
         sub = self._state_sub
-        with sub.handle:
-            got = sub.handle.take_message(JointState, True)
-        if got is None or self.ctx is None:  # nothing new, or no model to validate it against yet
-            return
-        try:
-            q, qd, stamp = self._read_state(got[0], self.ctx)
-            self._state_arrived(q, qd, stamp)
-        except Refused as exc:
-            self.refusals.refuse(exc.cause, str(exc))
-        except Exception as exc:  # noqa: BLE001 - no message can stop the loop
-            self.refusals.refuse("malformed", f"joint_states: {type(exc).__name__}: {exc}")
+        while True:  # every state since the last cycle, in order: each validated and counted, the last valid wins
+            with sub.handle:
+                got = sub.handle.take_message(JointState, True)
+            if got is None:
+                return
+            if self.ctx is None:  # no model to validate it against yet
+                continue
+            try:
+                q, qd, stamp = self._read_state(got[0], self.ctx)
+                self._state_arrived(q, qd, stamp)
+            except Refused as exc:
+                self.refusals.refuse(exc.cause, str(exc))
+            except Exception as exc:  # noqa: BLE001 - no message can stop the loop
+                self.refusals.refuse("malformed", f"joint_states: {type(exc).__name__}: {exc}")
 
     def _read_state(self, raw: bytes, ctx: Context) -> tuple[np.ndarray, np.ndarray, float]:
         """(q, qd, stamp) of a serialized JointState: the CDR reader, or rclpy's deserializer (the reference)
@@ -523,12 +515,13 @@ class ComputedTorqueControllerNode(Node):
 
     def _run_loop(self) -> None:
         """The dedicated loop thread: one cycle per period at absolute deadlines on the steady clock
-        (a late cycle is run at once; more than one period late, the schedule restarts from now)."""
+        (a late cycle is run at once; more than one period late, the schedule restarts from now).  The period
+        is read every cycle: a new ``rate`` takes effect from the next deadline."""
         self._apply_scheduling()
-        period_ns = round(self.period * 1e9)
-        deadline = time.monotonic_ns() + period_ns
+        deadline = time.monotonic_ns() + self._period_ns
         sleep, mono = time.sleep, time.monotonic_ns
         while not self._stop_loop.is_set():
+            period_ns = self._period_ns
             wait = deadline - mono()
             if wait > 0:
                 sleep(wait * 1e-9)
@@ -550,49 +543,76 @@ class ComputedTorqueControllerNode(Node):
         try:
             self._pending_ctx = self._build_context(model)
             self._ctx_ready.set()
+            self.get_logger().info(f"dynamic model engine: {model.engine['inverse_dynamics']}")
         except Exception as exc:  # noqa: BLE001
             self.get_logger().error(f"robot model not usable by the controller: {type(exc).__name__}: {exc}")
 
-    def _build_context(self, model: RobotModel) -> Context:
-        joints = [j for j in self.get_parameter("joints").value if j]
+    def _build_context(self, model: RobotModel, values: dict | None = None) -> Context:
+        """The control context of ``model`` with the parameter ``values`` (default: the node's); ``ValueError``
+        names what does not fit the model (joint names, numbers of gains or limits, a law without gains)."""
+        v = self.params.values if values is None else values
+        joints = list(v["joints"])
         if joints and sorted(joints) != sorted(model.joint_names):
             raise ValueError(f"parameter joints {joints} does not match the model joints {model.joint_names}")
         joints = joints or list(model.joint_names)
-        limits = [v for v in self.get_parameter("effort_limits").value if v > 0]
-        effort = np.array(limits, float) if limits else None
-        backend = self.get_parameter("backend").value
-        if backend == "generated":
+        effort = np.array(v["effort_limits"], float) if v["effort_limits"] else None
+        if effort is not None and effort.shape != (model.dof,):
+            raise ValueError(f"effort_limits needs {model.dof} values (model order), got {effort.size}")
+        if v["backend"] == "generated":
             # the laws call model.inverse_dynamics: its program is built (or loaded from the cache) here, in the
             # model worker, never in a callback, and in use from the first cycle (no engine switch mid-run)
             model.compile("inverse_dynamics")
-        elif backend == "numpy":
+        else:
             model.set_backend("numpy")
-        else:
-            raise ValueError(f"backend must be 'generated' or 'numpy', got {backend!r}")
-        band = float(self.get_parameter("coulomb_velocity_band").value)
-        velocity = str(self.get_parameter("coulomb_velocity").value)
-        if velocity not in ("", "desired", "measured"):
-            raise ValueError(f"coulomb_velocity must be desired, measured or empty, got {velocity!r}")
-        friction = {"coulomb_velocity_band": None if band < 0 else band, "coulomb_velocity": velocity or None}
-        kp = [v for v in self.get_parameter("kp").value if v > 0]
-        kd = [v for v in self.get_parameter("kd").value if v > 0]
+        band = v["coulomb_velocity_band"]
+        friction = {"coulomb_velocity_band": None if band < 0 else band, "coulomb_velocity": v["coulomb_velocity"] or None}
+        law, kp, kd = v["law"], v["kp"], v["kd"]
         if kp or kd:
-            if len(kp) != model.dof or len(kd) != model.dof or self.law == "pid":
-                raise ValueError(f"kp and kd need {model.dof} positive values each (not for law pid)")
-            controller = _with_gains(self.law, model, np.array(kp), np.array(kd), effort, **friction)
+            if len(kp) != model.dof or len(kd) != model.dof or law == "pid":
+                raise ValueError(f"kp and kd need {model.dof} values each (model order; not for law pid), got "
+                                 f"{len(kp)} and {len(kd)}")
+            controller = _with_gains(law, model, np.array(kp), np.array(kd), effort, **friction)
         else:
-            omega = float(self.get_parameter("omega").value)
-            xi = float(self.get_parameter("xi").value)
-            controller = make_controller(self.law, model, omega=omega, xi=xi, effort_limit=effort, **friction)
+            controller = make_controller(law, model, omega=v["omega"], xi=v["xi"], effort_limit=effort, **friction)
         lim = model.limits
-        self.get_logger().info(f"dynamic model engine: {model.engine['inverse_dynamics']}")
         return Context(
             model=model, controller=controller, joints=joints,
             to_cmd=np.array([model.joint_names.index(j) for j in joints]),
             index=validation.NameIndex(model.joint_names),
             lower=np.asarray(lim["lower"], float), upper=np.asarray(lim["upper"], float),
-            velocity=np.asarray(lim["velocity"], float), effort=controller.effort_limit.copy(),
+            velocity=np.asarray(lim["velocity"], float), effort=controller.effort_limit.copy(), law=law,
         )
+
+    def _apply_parameters(self, changes: dict) -> None:
+        """Executor thread, a ``SetParameters`` call accepted by the schema: a new law, gains, limits or friction
+        options build a new control context now (``ValueError`` refuses the change with its reason: nothing
+        changes), adopted at the next cycle boundary keeping the running trajectory; rates, timeouts and
+        tolerances change under the cycle's lock.  Logged."""
+        values = {**self.params.values, **changes}
+        if CONTEXT_PARAMETERS & changes.keys():
+            base = self._pending_ctx or self.ctx
+            if base is not None:  # (without a model yet, the first context is built with the new values)
+                ctx = self._build_context(base.model, values)
+                with self._lock:
+                    self._pending_ctx, self._pending_params = ctx, ", ".join(sorted(changes))
+        with self._lock:
+            if "rate" in changes:
+                self.rate = values["rate"]
+                self.period = 1.0 / self.rate
+                self._period_ns = round(self.period * 1e9)
+                if getattr(self, "timer", None) is not None:  # loop: timer
+                    self.timer.timer_period_ns = self._period_ns
+            if "state_timeout" in changes:
+                self.timeout = values["state_timeout"]
+                self.max_time_step = max(1.0, 2.0 * self.timeout)
+            if "state_publish_rate" in changes:
+                r = values["state_publish_rate"]
+                self.state_period = 1.0 / r if r > 0 else 0.0
+            self.stale_behavior = values["stale_behavior"]
+            self.max_points = values["max_trajectory_points"]
+            self.start_tolerance = values["start_tolerance"]
+        self.get_logger().info(f"parameters set: {changes}" + (" (applied at the next cycle)" if
+                                                             CONTEXT_PARAMETERS & changes.keys() else ""))
 
     def _take_pending(self, now: float | None) -> None:
         """At a cycle boundary: adopt a new model or an accepted trajectory (executor thread only)."""
@@ -601,6 +621,16 @@ class ComputedTorqueControllerNode(Node):
             self._pending_ctx = None
             old = self.ctx
             self.ctx = ctx
+            self.law = self.state_msg.law = ctx.law
+            changed, self._pending_params = self._pending_params, None
+            if changed is not None and old is not None and old.model is ctx.model:  # new parameters, same arm
+                ctx.controller.reset()
+                self.get_logger().info(f"parameters in use: {changed} (law {ctx.law})")
+                if ctx.joints != old.joints:
+                    self._allocate_messages(ctx)
+                if self.mode == TRACKING:
+                    self._publish_state(None)
+                return self._take_pending_trajectory(now)
             self._allocate_messages(ctx)
             self.trajectory = None
             if old is None or old.model.joint_names != ctx.model.joint_names:
@@ -611,6 +641,9 @@ class ComputedTorqueControllerNode(Node):
                 self.hold = self.q
                 ctx.controller.reset()
                 self._transition(HOLDING, "new robot model: holding the current position")
+        self._take_pending_trajectory(now)
+
+    def _take_pending_trajectory(self, now: float | None) -> None:
         pending = self._pending_traj
         if pending is not None and self.ctx is not None and now is not None and self.q is not None:
             self._pending_traj = None
@@ -1066,7 +1099,12 @@ class ComputedTorqueControllerNode(Node):
         self.model_worker.stop()
         if self.ctx is not None and self.q is not None:
             self._publish(self._holding_torque(), hold=True)
-            self.get_logger().info("sent the holding command")
+            # delivered: every subscriber (the drive) acknowledged it (reliable QoS), or say that it did not
+            if self.cmd_pub.wait_for_all_acked(Duration(seconds=HOLD_ACK_TIMEOUT)):
+                self.get_logger().info(f"sent the holding command: acknowledged by "
+                                       f"{self.cmd_pub.get_subscription_count()} subscriber(s)")
+            else:
+                self.get_logger().warning(f"sent the holding command: NOT acknowledged within {HOLD_ACK_TIMEOUT} s")
         if self._input_node is not None:
             self._input_node.destroy_node()
             self._input_node = None

@@ -56,9 +56,7 @@ from typing import Any
 
 import numpy as np
 from builtin_interfaces.msg import Time
-from rcl_interfaces.msg import FloatingPointRange, ParameterDescriptor, SetParametersResult
 from rclpy.node import Node
-from rclpy.parameter import Parameter
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from rosgraph_msgs.msg import Clock
 from sensor_msgs.msg import JointState
@@ -70,6 +68,7 @@ from ..sim.simulator import MujocoArm, PlantDiverged, perturbed
 from . import lockstep as protocol
 from .description import RobotDescription
 from .diagnostics import ERROR, OK, STALE, WARN, DiagnosticsPublisher, Report
+from .parameters import Param, Schema
 from .runtime import Refusals, Refused, guarded, run_node
 
 DRIVE_QOS = QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL, reliability=ReliabilityPolicy.RELIABLE)
@@ -85,15 +84,35 @@ DIVERGED = "simulation diverged (call ~/reset)"
 _ON_TIMEOUT = {"brake": BRAKED, "zero": ZERO, "damp": DAMPED}
 
 
-def _number(name: str, value: Any, lo: float, hi: float = np.inf, *, open_lo: bool = False) -> float:
-    """A finite number (int or float, not bool) in [lo, hi] ((lo, hi] if ``open_lo``), else ValueError."""
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise ValueError(f"{name} must be a number, got {value!r}")
-    v = float(value)
-    if not np.isfinite(v) or v < lo or v > hi or (open_lo and v == lo):
-        bounds = f"{'(' if open_lo else '['}{lo}, {hi}]"
-        raise ValueError(f"{name} must be in {bounds}, got {value!r}")
-    return v
+PARAMETERS = Schema(
+    Param("control_period", 0.002, "sim time per command (lockstep) or per real-time tick", lo=0.0, hi=10.0,
+          open_lo=True, unit="s"),
+    Param("timestep", 0.001, "MuJoCo step; control_period must be a multiple of it", lo=0.0, hi=1.0, open_lo=True,
+          unit="s"),
+    Param("lockstep", False, "advance one control period per answering command (deterministic runs)"),
+    Param("lockstep_timeout", 0.5, "lockstep: republish period (wall) of the latest state while no answer comes",
+          lo=0.0, hi=3600.0, open_lo=True, live=True, unit="s"),
+    Param("command_timeout", 0.05, "real time: the drive's watchdog (steady clock) without a valid command; 0 "
+          "disables it", lo=0.0, hi=3600.0, live=True, unit="s"),
+    Param("timeout_behavior", "brake", "on command timeout: brake (hold the position) | zero (zero torque, the arm "
+          "falls) | damp (effort -timeout_damping * qd)", choices=tuple(BEHAVIORS), live=True),
+    Param("timeout_damping", 10.0, "damping of timeout_behavior damp", lo=0.0, hi=1e6, live=True,
+          unit="N m s/rad, N s/m"),
+    Param("real_time_factor", 1.0, "sim time per wall time in real-time mode", lo=0.0, hi=1000.0, open_lo=True),
+    Param("effort_controller", "effort_controller", "commands come on <effort_controller>/commands"),
+    Param("joints", [], "joint order of the commands (default: the URDF chain order)", kind="string_array"),
+    Param("initial_positions", [], "start (and ~/reset) positions, URDF chain order (default: zeros)",
+          kind="double_array", unit="rad, m"),
+    Param("model_error", 0.0, "relative error of the simulated plant's inertial parameters", lo=0.0, hi=0.99),
+    Param("noise_q", 0.0, "standard deviation of the position measurement noise", lo=0.0, hi=1e3, unit="rad, m"),
+    Param("seed", 0, "seed of the plant error and the noise"),
+    Param("publish_clock", True, "publish /clock (the sim is the time source)"),
+    Param("stamp_time", "sim", "stamps of joint_states: sim (sim time; /clock per publish_clock) | system (real time "
+          "only: the system clock at publication, as a hardware driver stamps, and no /clock)",
+          choices=("sim", "system")),
+    Param("start_paused", False, "start paused (no stepping, no publishing) until ~/pause false: a run whose inputs "
+          "are all in place before sim time starts is deterministic (the demo's lockstep phase)"),
+)
 
 
 def _stamp(t: float) -> Time:
@@ -126,31 +145,27 @@ class MujocoSim(Node):
         self.notices = _Notices(self)
         self.counts: Counter[str] = Counter()
         self.lock = threading.Lock()
-        self._declare_parameters()
-        gp = self.get_parameter
-        self.period = _number("control_period", gp("control_period").value, 0.0, 10.0, open_lo=True)
-        self.timestep = _number("timestep", gp("timestep").value, 0.0, 1.0, open_lo=True)
+        self.params = PARAMETERS.copy()
+        v = self.params.declare(self)
+        self.period = v["control_period"]
+        self.timestep = v["timestep"]
         self.substeps = max(1, round(self.period / self.timestep))
         if abs(self.substeps * self.timestep - self.period) > 1e-12:
             raise ValueError("control_period must be a multiple of timestep")
-        self.rtf = _number("real_time_factor", gp("real_time_factor").value, 0.0, 1000.0, open_lo=True)
-        self.model_error = _number("model_error", gp("model_error").value, 0.0, 0.99)
-        self.noise_q = _number("noise_q", gp("noise_q").value, 0.0, 1e3)
-        self.seed = int(gp("seed").value)
-        self.lockstep = bool(gp("lockstep").value)
-        self.command_timeout = _number("command_timeout", gp("command_timeout").value, 0.0, 3600.0)
-        self.timeout_damping = _number("timeout_damping", gp("timeout_damping").value, 0.0, 1e6)
-        self.lockstep_timeout = _number("lockstep_timeout", gp("lockstep_timeout").value, 0.0, 3600.0, open_lo=True)
-        self.stamp_system = str(gp("stamp_time").value) == "system"
-        if str(gp("stamp_time").value) not in ("sim", "system"):
-            raise ValueError(f"stamp_time must be sim or system, got {gp('stamp_time').value!r}")
+        self.rtf = v["real_time_factor"]
+        self.model_error = v["model_error"]
+        self.noise_q = v["noise_q"]
+        self.seed = v["seed"]
+        self.lockstep = v["lockstep"]
+        self.command_timeout = v["command_timeout"]
+        self.timeout_damping = v["timeout_damping"]
+        self.lockstep_timeout = v["lockstep_timeout"]
+        self.stamp_system = v["stamp_time"] == "system"
         if self.stamp_system and self.lockstep:
             raise ValueError("stamp_time system needs lockstep false (lockstep answers are matched to sim-time stamps)")
-        self.timeout_behavior = str(gp("timeout_behavior").value)
-        if self.timeout_behavior not in BEHAVIORS:
-            raise ValueError(f"timeout_behavior must be one of {BEHAVIORS}, got {self.timeout_behavior!r}")
+        self.timeout_behavior = v["timeout_behavior"]
 
-        self.paused = bool(self.get_parameter("start_paused").value)
+        self.paused = v["start_paused"]
         self.arm: MujocoArm | None = None
         self.model: RobotModel | None = None
         self.command = np.zeros(0)
@@ -168,9 +183,9 @@ class MujocoSim(Node):
 
         self.drive_pub = self.create_publisher(String, "~/drive_state", DRIVE_QOS)
         self.state_pub = self.create_publisher(JointState, "joint_states", 10)
-        publish_clock = bool(gp("publish_clock").value) and not self.stamp_system
+        publish_clock = v["publish_clock"] and not self.stamp_system
         self.clock_pub = self.create_publisher(Clock, "/clock", 10) if publish_clock else None
-        topic = f"{gp('effort_controller').value}/commands"
+        topic = f"{v['effort_controller']}/commands"
         self.create_subscription(Float64MultiArray, topic, self.on_command, 10)
         self.create_service(SetBool, "~/pause", self.on_pause)
         self.create_service(Trigger, "~/reset", self.on_reset)
@@ -181,7 +196,7 @@ class MujocoSim(Node):
             self.timer = self.create_timer(LOCKSTEP_TICK, self.on_lockstep_timer)
         else:
             self.timer = self.create_timer(self.period / self.rtf, self.on_timer)
-        self.add_on_set_parameters_callback(self._on_set_parameters)
+        self.params.attach(self, self._apply_parameters)
         self._diag_last = (0, 0.0, 0)  # steps, sim time, publications at the previous /diagnostics
         self.diagnostics = DiagnosticsPublisher(self, "drive", self._diagnostics,
                                                 lambda: self.model.name if self.model is not None else "")
@@ -192,64 +207,12 @@ class MujocoSim(Node):
         )
 
     # ------------------------------------------------------------------ parameters
-    def _declare_parameters(self) -> None:
-        def num(name: str, default: float, text: str, lo: float, hi: float, read_only: bool = True) -> None:
-            self.declare_parameter(name, default, ParameterDescriptor(
-                description=text, read_only=read_only, dynamic_typing=True,
-                floating_point_range=[FloatingPointRange(from_value=lo, to_value=hi)]))
-
-        def other(name: str, default: Any, text: str, read_only: bool = True, dynamic: bool = False) -> None:
-            self.declare_parameter(name, default, ParameterDescriptor(
-                description=text, read_only=read_only, dynamic_typing=dynamic))
-
-        num("control_period", 0.002, "s of sim time per command / per real-time tick", 0.0, 10.0)
-        num("timestep", 0.001, "MuJoCo step (s); control_period must be a multiple of it", 0.0, 1.0)
-        other("lockstep", False, "advance one control period per answering command (deterministic runs)")
-        num("lockstep_timeout", 0.5, "lockstep: republish period (wall s) of the latest state while no answer comes",
-            0.0, 3600.0, read_only=False)
-        num("command_timeout", 0.05, "real time: watchdog (steady-clock s) without a valid command; 0 disables it",
-            0.0, 3600.0, read_only=False)
-        other("timeout_behavior", "brake", "on command timeout: brake (hold the position) | zero (zero torque, the arm "
-              "falls) | damp (effort -timeout_damping * qd)", read_only=False)
-        num("timeout_damping", 10.0, "N m s/rad (N s/m) of timeout_behavior damp", 0.0, 1e6, read_only=False)
-        num("real_time_factor", 1.0, "sim time per wall time in real-time mode", 0.0, 1000.0)
-        other("effort_controller", "effort_controller", "commands come on <effort_controller>/commands")
-        other("joints", None, "joint order of the commands (default: the URDF chain order)", dynamic=True)
-        other("initial_positions", None, "start (and ~/reset) positions, URDF chain order (default: zeros)",
-              dynamic=True)
-        num("model_error", 0.0, "relative error of the simulated plant's inertial parameters", 0.0, 0.99)
-        num("noise_q", 0.0, "standard deviation of the position measurement noise (rad or m)", 0.0, 1e3)
-        self.declare_parameter("seed", 0, ParameterDescriptor(description="seed of the plant error and the noise",
-                                                              read_only=True))
-        other("publish_clock", True, "publish /clock (the sim is the time source)")
-        other("stamp_time", "sim", "stamps of joint_states: sim (sim time; /clock published per publish_clock) | "
-              "system (real time only: the system clock at publication, as a hardware driver stamps, and no /clock; "
-              "the nodes then run with use_sim_time false)")
-        other("start_paused", False, "start paused (no stepping, no publishing) until ~/pause false: a run whose "
-              "inputs are all in place before sim time starts is deterministic (the demo's lockstep phase)")
-
-    def _on_set_parameters(self, params: list[Parameter]) -> SetParametersResult:
-        updates: dict[str, Any] = {}
-        try:
-            for p in params:
-                if p.name == "command_timeout":
-                    updates[p.name] = _number(p.name, p.value, 0.0, 3600.0)
-                elif p.name == "timeout_damping":
-                    updates[p.name] = _number(p.name, p.value, 0.0, 1e6)
-                elif p.name == "lockstep_timeout":
-                    updates[p.name] = _number(p.name, p.value, 0.0, 3600.0, open_lo=True)
-                elif p.name == "timeout_behavior":
-                    if p.value not in BEHAVIORS:
-                        raise ValueError(f"timeout_behavior must be one of {BEHAVIORS}, got {p.value!r}")
-                    updates[p.name] = str(p.value)
-        except ValueError as exc:
-            return SetParametersResult(successful=False, reason=str(exc))
+    def _apply_parameters(self, changes: dict[str, Any]) -> None:
+        """Run-time changes accepted by the schema (the watchdog's settings): applied under the sim's lock."""
         with self.lock:
-            for name, value in updates.items():
+            for name, value in changes.items():
                 setattr(self, name, value)
-        if updates:
-            self.get_logger().info(f"parameters set: {updates}; watchdog {self._watchdog_text()}")
-        return SetParametersResult(successful=True)
+        self.get_logger().info(f"parameters set: {changes}; watchdog {self._watchdog_text()}")
 
     def _watchdog_text(self) -> str:
         if self.lockstep:
@@ -266,13 +229,13 @@ class MujocoSim(Node):
             self.get_logger().error(f"cannot simulate this robot: {exc}")
 
     def _load_model(self, model: RobotModel) -> None:
-        joints = [str(j) for j in self.get_parameter("joints").value or [] if j] or list(model.joint_names)
+        joints = list(self.params.values["joints"]) or list(model.joint_names)
         if sorted(joints) != sorted(model.joint_names):
             raise ValueError(f"joints {joints} do not match the model {model.joint_names}")
         plant = perturbed(model, self.model_error, self.seed) if self.model_error > 0 else model
         arm = MujocoArm(plant, timestep=self.timestep, noise_q=self.noise_q, rng=self.seed)
-        q0 = self.get_parameter("initial_positions").value
-        q0 = np.zeros(model.dof) if q0 is None or len(q0) == 0 else np.asarray(q0, float)
+        q0 = self.params.values["initial_positions"]
+        q0 = np.zeros(model.dof) if len(q0) == 0 else np.asarray(q0, float)
         if q0.shape != (model.dof,) or not np.all(np.isfinite(q0)):
             raise ValueError(f"initial_positions must be {model.dof} finite values, got {list(q0)}")
         lim = model.limits

@@ -180,8 +180,8 @@ class Schema:
         for p in self.params.values():
             default = "" if p.default in ([], "") else f"`{p.default}`"
             unit = f" [{p.unit}]" if p.unit else ""
-            rows.append(f"| `{p.name}` | {default} | {'live' if p.live else 'at start'} | {p.constraint()} | "
-                        f"{p.description}{unit} |")
+            cells = [f"`{p.name}`", default, "live" if p.live else "at start", p.constraint(), p.description + unit]
+            rows.append("| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |")
         return "\n".join(rows)
 
 
