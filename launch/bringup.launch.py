@@ -62,13 +62,14 @@ def _launch_setup(context, *args, **kwargs):
     actions = [
         Node(
             package="robot_state_publisher", executable="robot_state_publisher", name="robot_state_publisher",
-            output="screen",
+            output="screen", namespace=LaunchConfiguration("namespace").perform(context),
             parameters=[{"robot_description": ParameterValue(urdf, value_type=str), "use_sim_time": use_sim_time}],
         )
     ]
-    for spec in node_set(str(urdf_path), sim, use_sim_time):
+    namespace = LaunchConfiguration("namespace").perform(context)
+    for spec in node_set(str(urdf_path), sim, use_sim_time, namespace=namespace):
         actions.append(Node(package=spec.package, executable=spec.executable, name=spec.name, output="screen",
-                            parameters=[*spec.parameter_files, spec.parameters]))
+                            namespace=spec.namespace, parameters=[*spec.parameter_files, spec.parameters]))
     if sim == "none":
         actions.append(Node(package="controller_manager", executable="ros2_control_node", output="screen",
                             parameters=[str(controllers), {"use_sim_time": use_sim_time}]))
@@ -100,6 +101,8 @@ def generate_launch_description() -> LaunchDescription:
         DeclareLaunchArgument("sim", default_value="mujoco", choices=["mujoco", "gazebo", "none"]),
         DeclareLaunchArgument("rviz", default_value="true"),
         DeclareLaunchArgument("use_sim_time", default_value="auto", description="true|false|auto (true with a simulator)"),
+        DeclareLaunchArgument("namespace", default_value="",
+                              description="namespace of the whole robot (e.g. /arm1); every topic moves with it"),
         DeclareLaunchArgument("use_mock_hardware", default_value="false",
                               description="with sim:=none: the MuJoCo arm as hardware that moves (system clock)"),
         OpaqueFunction(function=_launch_setup),

@@ -300,7 +300,8 @@ def _cmd_bringup(args: argparse.Namespace) -> int:
         _check_params_file(args.params)
     from .ros.bringup import run_bringup
 
-    return run_bringup(robot=args.robot, sim=args.sim, params_file=args.params, duration=args.duration)
+    return run_bringup(robot=args.robot, sim=args.sim, params_file=args.params, duration=args.duration,
+                       namespace=args.namespace)
 
 
 def _cmd_demo(args: argparse.Namespace) -> int:
@@ -474,6 +475,8 @@ def build_parser() -> argparse.ArgumentParser:
     br.add_argument("--sim", choices=("mujoco", "none", "mock"), default="mujoco",
                     help="mock: the MuJoCo arm as hardware on the system clock (no /clock)")
     br.add_argument("--params", default=None, help="extra ROS parameter file for every node")
+    br.add_argument("--namespace", default="", help="namespace of the whole robot (e.g. /arm1): topics and services move "
+                    "with it, no remap needed")
     br.add_argument("--duration", type=_number(lo=0.0, lo_open=True), default=None, help="stop after this many seconds")
     _add_description_options(br, inertia=False)
     br.set_defaults(func=_cmd_bringup)

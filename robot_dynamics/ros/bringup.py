@@ -191,10 +191,10 @@ class Bringup:
 
 
 def run_bringup(robot: str = "rx90", sim: str = "mujoco", params_file: str | None = None,
-                duration: float | None = None) -> int:
-    """Run the node set until a stop signal or ``duration`` seconds; return an exit code."""
+                duration: float | None = None, namespace: str = "") -> int:
+    """Run the node set (in ``namespace``) until a stop signal or ``duration`` seconds; return an exit code."""
     os.environ.setdefault("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")
-    nodes = node_set(robot, sim, extra_parameter_files=[params_file] if params_file else None)
+    nodes = node_set(robot, sim, extra_parameter_files=[params_file] if params_file else None, namespace=namespace)
     # the handler only records the signal: no locks, no I/O (it may run in the middle of either)
     received: list[int] = []
     for sig in STOP_SIGNALS:

@@ -361,7 +361,7 @@ class ComputedTorqueControllerNode(Node):
         self._ctx_ready = threading.Event()
         self.trajectory_worker = LatestWorker(self.check_trajectory, "trajectory_check")
         self.model_worker = LatestWorker(self._build_model, "model_build")
-        topic = f"/{v['effort_controller']}/commands"
+        topic = f"{v['effort_controller']}/commands"  # relative: a namespace moves the whole robot
         self.cmd_pub = self.create_publisher(Float64MultiArray, topic, 10)
         # lockstep: one state per cycle, deep enough that a recorder never loses one
         self.state_pub = self.create_publisher(ControllerState, "~/controller_state",
@@ -379,7 +379,7 @@ class ComputedTorqueControllerNode(Node):
         if self.loop_input:
             self._setup_loop_input()
         else:
-            self.create_subscription(JointState, "/joint_states", self.on_joint_states, state_qos)
+            self.create_subscription(JointState, "joint_states", self.on_joint_states, state_qos)
         # raw: the executor thread only sees bytes; the worker deserializes and checks
         self.create_subscription(JointTrajectory, "~/joint_trajectory", self.on_trajectory, 10, raw=True)
         self.create_service(Trigger, "~/statistics", self.on_statistics)
@@ -399,7 +399,7 @@ class ComputedTorqueControllerNode(Node):
         self._diag_cpu = time.process_time()
         self.diagnostics = DiagnosticsPublisher(self, "control loop", self._diagnostics, self._robot_name)
         self.get_logger().info(f"law {self.law}, {self.rate:.0f} Hz ({self.trigger}, loop {self.loop}, executor {self.executor_kind}), "
-                               f"commands on {topic}")
+                               f"commands on {self.resolve_topic_name(topic)}")
         if self._loop_thread is not None:
             self._loop_thread.start()
 
@@ -418,7 +418,7 @@ class ComputedTorqueControllerNode(Node):
         sensor = qos_profile_sensor_data  # best effort, keep last: what arrived since the last cycle, bounded
         queue = QoSProfile(history=sensor.history, depth=STATE_QUEUE, reliability=sensor.reliability,
                            durability=sensor.durability)
-        self._state_sub = side.create_subscription(JointState, self.resolve_topic_name("/joint_states"),
+        self._state_sub = side.create_subscription(JointState, self.resolve_topic_name("joint_states"),
                                                    _never_called, queue, raw=True)
         if self._sim_time:
             time_source = getattr(self, "_time_source", None)

@@ -121,7 +121,7 @@ class RobotDescription:
         if self.current is None:
             node.get_logger().info("waiting for the URDF on /robot_description (transient local)")
         self._sub = node.create_subscription(
-            String, "/robot_description", self._on_topic, DESCRIPTION_QOS,
+            String, "robot_description", self._on_topic, DESCRIPTION_QOS,
             callback_group=callback_group or MutuallyExclusiveCallbackGroup(),
         )
 
@@ -219,7 +219,7 @@ class RobotDescription:
             return
         self._pending = pending
         self._states_sub = self.node.create_subscription(
-            JointState, "/joint_states", self._on_states, qos_profile_sensor_data,
+            JointState, "joint_states", self._on_states, qos_profile_sensor_data,
             callback_group=self._group or MutuallyExclusiveCallbackGroup(),
         )
         self.node.get_logger().info(f"locked joints {pending} at 0 until /joint_states gives their positions")

@@ -27,10 +27,13 @@ class NodeSpec:
     parameter_files: list[str] = field(default_factory=list)
     parameters: dict[str, Any] = field(default_factory=dict)
     package: str = PACKAGE
+    namespace: str = ""  # e.g. "/arm1": every relative topic, service and the node itself move there
 
     def command(self, python: str = sys.executable) -> list[str]:
         """Command line that runs this node without ros2 run / launch."""
         cmd = [python, "-m", f"{PACKAGE}.ros.{self.module}", "--ros-args", "-r", f"__node:={self.name}"]
+        if self.namespace:
+            cmd += ["-r", f"__ns:={self.namespace}"]
         for f in self.parameter_files:
             cmd += ["--params-file", f]
         for k, v in self.parameters.items():
@@ -47,7 +50,7 @@ def _param_text(v: Any) -> str:
 
 
 def node_set(robot: str = "rx90", sim: str = "mujoco", use_sim_time: bool | None = None,
-             extra_parameter_files: list[str] | None = None) -> list[NodeSpec]:
+             extra_parameter_files: list[str] | None = None, namespace: str = "") -> list[NodeSpec]:
     """The nodes of a bring-up: conversion, dynamics server, trajectory generator, controller (+ simulated arm).
 
     ``sim``: ``mujoco`` adds the ``mujoco_sim`` node (it stands in for controller_manager +
@@ -56,8 +59,12 @@ def node_set(robot: str = "rx90", sim: str = "mujoco", use_sim_time: bool | None
     same topics, in real time, stamping its states with the system clock and publishing no ``/clock``, as a real
     arm's driver does (every node on the system clock).  ``mock_components/GenericSystem`` cannot stand in for an
     arm under a torque controller: it mirrors an effort command into the effort state and never moves.
-    ``use_sim_time`` defaults to True with a simulator (``mujoco``, ``gazebo``).
+    ``use_sim_time`` defaults to True with a simulator (``mujoco``, ``gazebo``).  ``namespace`` (``/arm1``) moves
+    every node and its topics and services there (all their names are relative, ``/clock`` aside): robots side by
+    side in one domain need no remap (with sim time, one ``/clock`` for all: use ``mock`` or one simulator).
     """
+    if namespace and not namespace.startswith("/"):
+        namespace = "/" + namespace
     if sim not in SIMULATORS:
         raise ValueError(f"sim must be one of {SIMULATORS}, got {sim!r}")
     urdf = str(resolve_urdf(robot))
@@ -81,4 +88,10 @@ def node_set(robot: str = "rx90", sim: str = "mujoco", use_sim_time: bool | None
     elif sim == "mock":
         nodes.append(NodeSpec("mujoco_sim", "mujoco_sim", "mujoco_sim", files,
                               {"urdf_path": urdf, "use_sim_time": False, "lockstep": False, "stamp_time": "system"}))
+    return _in_namespace(nodes, namespace)
+
+
+def _in_namespace(nodes: list[NodeSpec], namespace: str) -> list[NodeSpec]:
+    for n in nodes:
+        n.namespace = namespace
     return nodes

@@ -82,9 +82,9 @@ class TrajectoryGenerator(Node):
         self.current: dict[str, float] = {}
         self.refusals = Refusals(self)
         controller = self.params.values["controller"]
-        self.traj_pub = self.create_publisher(JointTrajectory, f"/{controller}/joint_trajectory", 10)
+        self.traj_pub = self.create_publisher(JointTrajectory, f"{controller}/joint_trajectory", 10)
         self.marker_pub = self.create_publisher(MarkerArray, "~/path_markers", 10)
-        self.create_subscription(JointState, "/joint_states", self.on_joint_states, qos_profile_sensor_data)
+        self.create_subscription(JointState, "joint_states", self.on_joint_states, qos_profile_sensor_data)
         self.create_service(PlanTrajectory, "~/plan", self.plan)
         self.description = RobotDescription(self, self._on_model)
 

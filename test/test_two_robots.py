@@ -1,0 +1,82 @@
+"""Two robots side by side in one ROS domain, each node set in its own namespace, no remap: every topic and service
+of a node set is relative, so ``/arm1`` and ``/arm2`` each plan and track their own move, and neither arm sees the
+other's commands (the arms are the MuJoCo mock hardware on the system clock: no shared ``/clock``)."""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+import pytest
+import rclpy
+from ros_harness import call_service, wait_for_service
+from sensor_msgs.msg import JointState
+from std_msgs.msg import Float64MultiArray
+from trajectory_msgs.msg import JointTrajectoryPoint
+
+from robot_dynamics.model.robots import load_model
+from robot_dynamics.ros.bringup import Bringup
+from robot_dynamics.ros.node_set import node_set
+from robot_dynamics_interfaces.srv import PlanTrajectory
+
+pytestmark = pytest.mark.ros
+GOALS = {"/arm1": [0.4, -0.3, 0.5, 0.3, 0.2, -0.4], "/arm2": [-0.5, 0.2, -0.3, -0.4, 0.3, 0.6]}
+
+
+def _spin_until(node, cond, timeout, what):
+    end = time.monotonic() + timeout
+    while not cond():
+        if time.monotonic() > end:
+            raise TimeoutError(what)
+        rclpy.spin_once(node, timeout_sec=0.05)
+
+
+def test_two_robots_in_two_namespaces(tmp_path):
+    model = load_model("rx90")
+    specs = {ns: node_set("rx90", "mock", namespace=ns) for ns in GOALS}
+    for ns, nodes in specs.items():
+        for n in nodes:
+            assert n.namespace == ns and "-r" in n.command() and f"__ns:={ns}" in n.command()
+            if n.name == "computed_torque_controller":
+                n.parameters.update(rate=250.0, state_timeout=0.5)  # two loops and two arms on two cores
+            if n.name == "mujoco_sim":
+                n.parameters.update(control_period=0.004, command_timeout=0.5)
+    rclpy.init()
+    node = rclpy.create_node("test_two_robots")
+    q: dict[str, np.ndarray] = {}
+    commands = {ns: 0 for ns in GOALS}
+    root_states: list[JointState] = []
+    for ns in GOALS:
+        node.create_subscription(JointState, f"{ns}/joint_states",
+                                 lambda m, ns=ns: q.__setitem__(ns, np.array(m.position)), 10)
+        node.create_subscription(Float64MultiArray, f"{ns}/effort_controller/commands",
+                                 lambda m, ns=ns: commands.__setitem__(ns, commands[ns] + 1), 10)
+    node.create_subscription(JointState, "/joint_states", root_states.append, 10)  # nobody publishes there
+    try:
+        with Bringup(specs["/arm1"], log_dir=tmp_path / "arm1") as one, \
+                Bringup(specs["/arm2"], log_dir=tmp_path / "arm2") as two:
+            plans = {ns: node.create_client(PlanTrajectory, f"{ns}/trajectory_generator/plan") for ns in GOALS}
+            for client in plans.values():
+                wait_for_service(client, 90)
+            _spin_until(node, lambda: len(q) == 2 and all(commands.values()), 90, "both arms commanded")
+            ends = []
+            for ns, client in plans.items():
+                req = PlanTrajectory.Request(joint_names=model.joint_names, profile="quintic", execute=True,
+                                             start_from_current=True,
+                                             waypoints=[JointTrajectoryPoint(positions=GOALS[ns])])
+                for _ in range(100):
+                    resp = call_service(node, client, req)
+                    if resp.success or "no current position" not in resp.message:
+                        break
+                    time.sleep(0.1)
+                assert resp.success, (ns, resp.message)
+                d = resp.trajectory.points[-1].time_from_start
+                ends.append(time.monotonic() + d.sec + 1e-9 * d.nanosec)
+            _spin_until(node, lambda: time.monotonic() > max(ends) + 1.5, 120, "the moves")
+            for ns, goal in GOALS.items():  # each arm at its own goal, 0.9+ rad from the other's
+                np.testing.assert_allclose(q[ns], goal, atol=5e-3, err_msg=ns)
+            assert not root_states, "a node published on the root /joint_states"
+            assert not one.dead() and not two.dead(), (one.dead(), two.dead())
+    finally:
+        node.destroy_node()
+        rclpy.shutdown()
