@@ -111,6 +111,19 @@ def test_trajectory_generator_parameters(ros, tmp_path):
             assert not result.successful and reason in result.reason, (name, result.reason)
         assert get_parameter(node, getp, "sample_period").double_value == 0.05
         assert list(get_parameter(node, getp, "max_velocity").double_array_value) == slow
+        # a request waiting for a controller (execute, none subscribed: up to 2 s) delays no other request
+        waiting = plan.call_async(PlanTrajectory.Request(joint_names=MODEL.joint_names, waypoints=goal,
+                                                         start_from_current=True, execute=True))
+        time.sleep(0.05)
+        t0 = time.monotonic()
+        quick = plan.call_async(PlanTrajectory.Request(joint_names=MODEL.joint_names, waypoints=goal,
+                                                       start_from_current=True))
+        rclpy.spin_until_future_complete(node, quick, timeout_sec=10.0)
+        answered = time.monotonic() - t0
+        assert quick.done() and quick.result().success and not waiting.done(), quick.result()
+        assert answered < 1.0, answered  # (it waited 2 s behind the first one before)
+        rclpy.spin_until_future_complete(node, waiting, timeout_sec=10.0)
+        assert not waiting.result().success and "no controller subscribed" in waiting.result().message
         assert proc.poll() is None
 
 

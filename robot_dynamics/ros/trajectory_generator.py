@@ -18,6 +18,7 @@ import time
 import numpy as np
 from builtin_interfaces.msg import Duration
 from geometry_msgs.msg import Point
+from rclpy.callback_groups import MutuallyExclusiveCallbackGroup, ReentrantCallbackGroup
 from rclpy.node import Node
 from rclpy.qos import qos_profile_sensor_data
 from sensor_msgs.msg import JointState
@@ -72,6 +73,13 @@ PARAMETERS = Schema(
 
 
 class TrajectoryGenerator(Node):
+    """``~/plan`` runs in a reentrant callback group of a multithreaded executor (runtime.run_node): a request
+    that waits for the controller's subscription (``execute``, up to 2 s) never delays another request, the
+    ``joint_states`` input or the parameter services."""
+
+    multithreaded = True
+    executor_threads = 4
+
     def __init__(self) -> None:
         super().__init__("trajectory_generator")
         self.params = PARAMETERS.copy()
@@ -84,9 +92,10 @@ class TrajectoryGenerator(Node):
         controller = self.params.values["controller"]
         self.traj_pub = self.create_publisher(JointTrajectory, f"{controller}/joint_trajectory", 10)
         self.marker_pub = self.create_publisher(MarkerArray, "~/path_markers", 10)
-        self.create_subscription(JointState, "joint_states", self.on_joint_states, qos_profile_sensor_data)
-        self.create_service(PlanTrajectory, "~/plan", self.plan)
-        self.description = RobotDescription(self, self._on_model)
+        self.create_subscription(JointState, "joint_states", self.on_joint_states, qos_profile_sensor_data,
+                                 callback_group=MutuallyExclusiveCallbackGroup())
+        self.create_service(PlanTrajectory, "~/plan", self.plan, callback_group=ReentrantCallbackGroup())
+        self.description = RobotDescription(self, self._on_model, MutuallyExclusiveCallbackGroup())
 
     def _check_parameters(self, changes: dict) -> None:
         """A per-joint bound must have one value per model joint (checked now when the model is known)."""
@@ -169,11 +178,12 @@ class TrajectoryGenerator(Node):
                 raise ValueError(f"waypoints[{k}] is outside the limits of joint {model.joint_names[j]!r}: "
                                  f"{row[j]:.6g} not in [{lim['lower'][j]:.6g}, {lim['upper'][j]:.6g}]")
         if request.start_from_current or len(rows) == 1:
-            missing = [j for j in model.joint_names if j not in self.current]
+            current = dict(self.current)  # one snapshot (the input callback runs in another thread)
+            missing = [j for j in model.joint_names if j not in current]
             if missing:
                 raise ValueError(f"no current position on /joint_states for {missing}")
             # the current position may be outside the limits (an arm brought back): the path moves inward
-            rows.insert(0, np.array([self.current[j] for j in model.joint_names]))
+            rows.insert(0, np.array([current[j] for j in model.joint_names]))
         if len(rows) < 2:
             raise ValueError("need at least one waypoint (the start is then the current /joint_states)")
         waypoints = np.array(rows)
