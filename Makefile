@@ -14,6 +14,13 @@ ROS_ENV := CMAKE_PREFIX_PATH=$(VENV) AMENT_PREFIX_PATH=$(VENV) PATH=$(VENV)/bin:
 RUN_ENV := ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST RMW_IMPLEMENTATION=rmw_fastrtps_cpp OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1
 INTERFACE_FILES := $(wildcard robot_dynamics_interfaces/msg/*.msg robot_dynamics_interfaces/srv/*.srv) \
 	robot_dynamics_interfaces/CMakeLists.txt robot_dynamics_interfaces/package.xml
+# control_msgs is not on PyPI: the subset the project uses (FollowJointTrajectory, JointTolerance,
+# JointTrajectoryControllerState), upstream's definitions unchanged, is built into the venv. colcon ignores
+# that directory (COLCON_IGNORE): on a ROS install the distribution's control_msgs is used.
+CONTROL_MSGS := interfaces/control_msgs
+CONTROL_MSGS_BUILD := $(CURDIR)/build/control_msgs
+CONTROL_MSGS_FILES := $(wildcard $(CONTROL_MSGS)/msg/*.msg $(CONTROL_MSGS)/action/*.action) \
+	$(CONTROL_MSGS)/CMakeLists.txt $(CONTROL_MSGS)/package.xml
 PYTEST_ARGS ?=
 
 .PHONY: env test demo lint bench clean-env
@@ -40,7 +47,17 @@ $(STAMPS)/interfaces: $(INTERFACE_FILES) $(STAMPS)/requirements
 	$(VPY) -c "import robot_dynamics_interfaces.srv, robot_dynamics_interfaces.msg"
 	@touch $@
 
-$(STAMPS)/package: setup.py setup.cfg package.xml $(STAMPS)/interfaces
+$(STAMPS)/control_msgs: $(CONTROL_MSGS_FILES) $(STAMPS)/requirements
+	@mkdir -p $(CONTROL_MSGS_BUILD)
+	cd $(CONTROL_MSGS_BUILD) && $(ROS_ENV) cmake $(CURDIR)/$(CONTROL_MSGS) \
+		-DCMAKE_INSTALL_PREFIX=$(VENV) -DPython3_EXECUTABLE=$(VPY) -DBUILD_TESTING=OFF >cmake.log 2>&1 \
+		|| (cat cmake.log; exit 1)
+	cd $(CONTROL_MSGS_BUILD) && $(ROS_ENV) $(MAKE) --no-print-directory -j2 >make.log 2>&1 || (tail -50 make.log; exit 1)
+	cd $(CONTROL_MSGS_BUILD) && $(ROS_ENV) $(MAKE) --no-print-directory install >install.log 2>&1 || (tail -50 install.log; exit 1)
+	$(VPY) -c "import control_msgs.action, control_msgs.msg"
+	@touch $@
+
+$(STAMPS)/package: setup.py setup.cfg package.xml $(STAMPS)/interfaces $(STAMPS)/control_msgs
 	$(VPY) -m pip install -q --no-deps --no-build-isolation -e .
 	@# ament_python puts the executables in lib/robot_dynamics (for ros2 run); link them onto the venv's PATH
 	for exe in $(VENV)/lib/robot_dynamics/*; do ln -sf "$$exe" $(VENV)/bin/; done

@@ -6,7 +6,8 @@ node has exited, over several runs, with the controller's holding command acknow
 
 Each run: start the runner, wait until the controller commands the arm (its first ``~/controller_state`` in
 ``holding`` and 2 s more), SIGINT the runner, then read its account (``bringup: <node> exited (0) <t> s after the
-stop began``) and the controller's log line ``sent the holding command: acknowledged by N subscriber(s)``.
+stop began``) and the controller's log line ``sent the holding command: acknowledged by N subscriber(s)`` (every
+reliable subscriber's DDS acknowledgement within 0.5 s; a subscriber of an earlier killed process may linger).
 Printed: per run the slowest node and its time; then min / median / max over the runs of the last exit, and how
 many runs had the holding command acknowledged.
 """

@@ -1104,7 +1104,8 @@ class ComputedTorqueControllerNode(Node):
                 self.get_logger().info(f"sent the holding command: acknowledged by "
                                        f"{self.cmd_pub.get_subscription_count()} subscriber(s)")
             else:
-                self.get_logger().warning(f"sent the holding command: NOT acknowledged within {HOLD_ACK_TIMEOUT} s")
+                self.get_logger().warning(f"sent the holding command: not acknowledged by every subscriber within "
+                                          f"{HOLD_ACK_TIMEOUT} s (a subscriber that died may still be matched)")
         if self._input_node is not None:
             self._input_node.destroy_node()
             self._input_node = None
