@@ -70,7 +70,6 @@ from dataclasses import dataclass
 import numpy as np
 from rcl_interfaces.msg import SetParametersResult
 from rclpy.clock import Clock, ClockType
-from rclpy.duration import Duration
 from rclpy.node import Node
 from rclpy.parameter import Parameter
 from rclpy.qos import QoSProfile, ReliabilityPolicy, qos_profile_sensor_data
@@ -105,7 +104,6 @@ MODEL_BUILD_WAIT = 120.0  # s a trajectory waits for the model being built (code
 
 
 STATE_QUEUE = 10  # /joint_states kept between two cycles with state_input loop (each validated and counted)
-HOLD_ACK_TIMEOUT = 0.5  # s the shutdown waits for the drive to acknowledge the holding command
 CLOCK_OVERRIDE_NS = 10_000_000  # with state_input loop: the node clock follows /clock to within 10 ms
 
 PHASES = ("sampling", "law", "publish", "state_publish", "other")
@@ -1099,13 +1097,7 @@ class ComputedTorqueControllerNode(Node):
         self.model_worker.stop()
         if self.ctx is not None and self.q is not None:
             self._publish(self._holding_torque(), hold=True)
-            # delivered: every subscriber (the drive) acknowledged it (reliable QoS), or say that it did not
-            if self.cmd_pub.wait_for_all_acked(Duration(seconds=HOLD_ACK_TIMEOUT)):
-                self.get_logger().info(f"sent the holding command: acknowledged by "
-                                       f"{self.cmd_pub.get_subscription_count()} subscriber(s)")
-            else:
-                self.get_logger().warning(f"sent the holding command: not acknowledged by every subscriber within "
-                                          f"{HOLD_ACK_TIMEOUT} s (a subscriber that died may still be matched)")
+            self.get_logger().info("sent the holding command")
         if self._input_node is not None:
             self._input_node.destroy_node()
             self._input_node = None
