@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 import rclpy
 from ros_harness import call_service, wait_for_service
+from ros_stack_harness import spin_until as _spin_until
 from rosgraph_msgs.msg import Clock
 from sensor_msgs.msg import JointState
 from trajectory_msgs.msg import JointTrajectoryPoint
@@ -22,14 +23,6 @@ from robot_dynamics_interfaces.srv import PlanTrajectory
 
 pytestmark = pytest.mark.ros
 GOAL = [0.5, -0.4, 0.6, 0.5, 0.4, -0.5]
-
-
-def _spin_until(node, cond, timeout, what):
-    end = time.monotonic() + timeout
-    while not cond():
-        if time.monotonic() > end:
-            raise TimeoutError(what)
-        rclpy.spin_once(node, timeout_sec=0.05)
 
 
 def test_mock_hardware_moves_on_the_system_clock(tmp_path):

@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 import rclpy
 from ros_harness import call_service, wait_for_service
+from ros_stack_harness import spin_until as _spin_until
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
 from trajectory_msgs.msg import JointTrajectoryPoint
@@ -21,14 +22,6 @@ from robot_dynamics_interfaces.srv import PlanTrajectory
 
 pytestmark = pytest.mark.ros
 GOALS = {"/arm1": [0.4, -0.3, 0.5, 0.3, 0.2, -0.4], "/arm2": [-0.5, 0.2, -0.3, -0.4, 0.3, 0.6]}
-
-
-def _spin_until(node, cond, timeout, what):
-    end = time.monotonic() + timeout
-    while not cond():
-        if time.monotonic() > end:
-            raise TimeoutError(what)
-        rclpy.spin_once(node, timeout_sec=0.05)
 
 
 def test_two_robots_in_two_namespaces(tmp_path):
