@@ -81,7 +81,8 @@ def _plan(node, plan, **kw):
 
 def test_trajectory_generator_parameters(ros, tmp_path):
     node = ros
-    params = {**COMMON, "sample_period": 1}  # an integer for a double: accepted
+    # an integer for a double: accepted; a controller nobody runs (no subscriber, even of an earlier test's process)
+    params = {**COMMON, "sample_period": 1, "controller": "absent_controller"}
     with node_process("trajectory_generator", tmp_path, params, param_files=FILES) as proc:
         plan = node.create_client(PlanTrajectory, "/trajectory_generator/plan")
         setp = node.create_client(SetParameters, "/trajectory_generator/set_parameters")
