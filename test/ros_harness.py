@@ -97,3 +97,19 @@ def wait_for_service(client: Any, timeout: float = 30.0) -> None:
     while not client.wait_for_service(timeout_sec=0.5):
         if time.monotonic() > deadline:
             raise TimeoutError(f"service {client.srv_name} did not appear within {timeout} s")
+
+
+def publish_still_arm(node: Any, names: Sequence[str], q: Sequence[float], period: float = 0.01) -> Any:
+    """A timer of ``node`` publishing ``/joint_states`` of an arm held still at ``q`` (zero velocity), stamped with
+    the node clock: the arm of tests that watch a controller without a simulator. Returns the timer."""
+    from sensor_msgs.msg import JointState
+
+    pub = node.create_publisher(JointState, "/joint_states", 10)
+    position, velocity = [float(x) for x in q], [0.0] * len(q)
+
+    def publish() -> None:
+        msg = JointState(name=list(names), position=position, velocity=velocity)
+        msg.header.stamp = node.get_clock().now().to_msg()
+        pub.publish(msg)
+
+    return node.create_timer(period, publish)

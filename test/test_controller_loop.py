@@ -12,8 +12,7 @@ import time
 import numpy as np
 import pytest
 import rclpy
-from ros_harness import call_service, node_process, start_process, stop_process, wait_for_service
-from sensor_msgs.msg import JointState
+from ros_harness import call_service, node_process, publish_still_arm, start_process, stop_process, wait_for_service
 from std_msgs.msg import Float64MultiArray
 from std_srvs.srv import Trigger
 
@@ -56,14 +55,7 @@ def loop(tmp_path_factory):
     node.create_subscription(ControllerState, "/computed_torque_controller/controller_state", states.append, 1000)
     node.create_subscription(Float64MultiArray, "/denied_effort/commands",
                              lambda m: denied_commands.append(time.monotonic()), 1000)
-    pub = node.create_publisher(JointState, "/joint_states", 10)
-
-    def publish_state() -> None:
-        msg = JointState(name=MODEL.joint_names, position=Q.tolist(), velocity=[0.0] * 6)
-        msg.header.stamp = node.get_clock().now().to_msg()
-        pub.publish(msg)
-
-    node.create_timer(0.01, publish_state)
+    publish_still_arm(node, MODEL.joint_names, Q)
     denied_cmd = [sys.executable, "-c", DENIED, "--ros-args", "-r", "__node:=ctl_denied"]
     for f in FILES:
         denied_cmd += ["--params-file", f]

@@ -14,10 +14,9 @@ import rclpy
 from rcl_interfaces.msg import Parameter as ParameterMsg
 from rcl_interfaces.msg import ParameterType, ParameterValue
 from rcl_interfaces.srv import GetParameters, SetParameters
-from ros_harness import call_service, node_process, wait_for_service
+from ros_harness import call_service, node_process, publish_still_arm, wait_for_service
 from ros_stack_harness import spin as _spin
 from ros_stack_harness import spin_until as _spin_until
-from sensor_msgs.msg import JointState
 from trajectory_msgs.msg import JointTrajectoryPoint
 
 from robot_dynamics.model.robots import load_model, resolve_urdf
@@ -56,14 +55,7 @@ def get_parameter(node, client, name: str):
 def ros():
     rclpy.init()
     node = rclpy.create_node("test_ros_parameters")
-    pub = node.create_publisher(JointState, "/joint_states", 10)
-
-    def publish_state() -> None:
-        msg = JointState(name=MODEL.joint_names, position=Q.tolist(), velocity=[0.0] * 6)
-        msg.header.stamp = node.get_clock().now().to_msg()
-        pub.publish(msg)
-
-    node.create_timer(0.01, publish_state)
+    publish_still_arm(node, MODEL.joint_names, Q)
     yield node
     node.destroy_node()
     rclpy.shutdown()

@@ -162,7 +162,7 @@ class Schema:
                     spec = self.params.get(prm.name)
                     if spec is None:
                         continue
-                    if not spec.live:  # (rclpy refuses read-only ones first; this also covers a declare override)
+                    if not spec.live:  # rclpy refuses read-only ones first; a guard should a descriptor be replaced
                         raise ValueError(f"{prm.name} is read at start: restart the node to change it")
                     changes[prm.name] = spec.check(prm.value)
                 if changes and apply is not None:
