@@ -50,7 +50,7 @@ def main() -> None:
         node = rclpy.create_node("standstill_probe")
         node.create_subscription(Float64MultiArray, "/effort_controller/commands",
                                  lambda m: cmds.append(np.array(m.data)), 1000)
-        node.create_subscription(ControllerState, "/computed_torque_controller/controller_state",
+        node.create_subscription(ControllerState, "/computed_torque_controller/status",
                                  lambda m: modes.append(m.mode), 100)
         with Bringup(nodes, log_dir=tempfile.mkdtemp(prefix="standstill_")):
             end = time.monotonic() + 120

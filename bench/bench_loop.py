@@ -89,7 +89,7 @@ def run_config(rate: float, hog: bool, rt: bool, loop: str, duration: float, log
     from trajectory_msgs.msg import JointTrajectory
     traj_pub = node.create_publisher(JointTrajectory, "/computed_torque_controller/joint_trajectory", 10)
     states: list[ControllerState] = []
-    node.create_subscription(ControllerState, "/computed_torque_controller/controller_state", states.append, 100)
+    node.create_subscription(ControllerState, "/computed_torque_controller/status", states.append, 100)
 
     def spin_until(cond, timeout: float, what: str) -> None:
         end = time.monotonic() + timeout

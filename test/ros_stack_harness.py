@@ -38,7 +38,7 @@ class Monitor:
         self.ctl: list[ControllerState] = []
         node.create_subscription(Float64MultiArray, "/effort_controller/commands", self.on_command, 1000)
         node.create_subscription(JointState, "/joint_states", self.on_state, 1000)
-        node.create_subscription(ControllerState, "/computed_torque_controller/controller_state", self.ctl.append, 1000)
+        node.create_subscription(ControllerState, "/computed_torque_controller/status", self.ctl.append, 1000)
 
     def on_command(self, msg: Float64MultiArray) -> None:
         tau = np.array(msg.data)

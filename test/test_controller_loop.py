@@ -52,7 +52,7 @@ def loop(tmp_path_factory):
     node = rclpy.create_node("test_controller_loop")
     states: list[ControllerState] = []
     denied_commands: list[float] = []
-    node.create_subscription(ControllerState, "/computed_torque_controller/controller_state", states.append, 1000)
+    node.create_subscription(ControllerState, "/computed_torque_controller/status", states.append, 1000)
     node.create_subscription(Float64MultiArray, "/denied_effort/commands",
                              lambda m: denied_commands.append(time.monotonic()), 1000)
     publish_still_arm(node, MODEL.joint_names, Q)

@@ -21,6 +21,8 @@ def tables() -> str:
 
     parts = [
         ("`computed_torque_controller`", computed_torque_controller.PARAMETERS),
+        ("`computed_torque_controller`, per joint of the model (JTC's names; declared when the robot description "
+         "arrives, start values from the parameter files)", computed_torque_controller.JOINT_PARAMETERS),
         ("`trajectory_generator`", trajectory_generator.PARAMETERS),
         ("`dynamics_server`", dynamics_server.PARAMETERS),
         ("`mujoco_sim`", mujoco_sim.PARAMETERS),

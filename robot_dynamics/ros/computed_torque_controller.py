@@ -68,6 +68,8 @@ import time
 from dataclasses import dataclass
 
 import numpy as np
+from control_msgs.action import FollowJointTrajectory
+from control_msgs.msg import JointTrajectoryControllerState
 from rcl_interfaces.msg import SetParametersResult
 from rclpy.clock import Clock, ClockType
 from rclpy.node import Node
@@ -91,6 +93,20 @@ from .description import RobotDescription
 from .diagnostics import ERROR, OK, WARN, DiagnosticsPublisher, Report
 from .parameters import Param, Schema
 from .runtime import LatestWorker, Refusals, Refused, guarded, run_node
+from .trajectory_action import (
+    ABORTED,
+    CANCELED,
+    INVALID_GOAL,
+    INVALID_JOINTS,
+    JOINT_CAUSES,
+    OLD_HEADER_TIMESTAMP,
+    PATH_TOLERANCE_VIOLATED,
+    SUCCESSFUL,
+    FollowJointTrajectoryServer,
+    GoalError,
+    GoalRun,
+    tolerances,
+)
 
 NO_MODEL, NO_STATE, STALE, HOLDING, TRACKING = (
     ControllerState.MODE_NO_MODEL, ControllerState.MODE_NO_STATE, ControllerState.MODE_STALE,
@@ -156,12 +172,42 @@ PARAMETERS = Schema(
     Param("realtime_priority", 0, "SCHED_FIFO priority of the control loop's thread; 0: default scheduling",
           lo=0, hi=99),
     Param("cpu_affinity", [], "CPUs the control loop's thread may run on; empty: unchanged", kind="int_array", lo=0),
+    Param("action_monitor_rate", 20.0, "feedback rate of ~/follow_joint_trajectory (JTC's name)", lo=0.1, hi=1000.0,
+          unit="Hz"),
+    Param("constraints.goal_time", 0.0, "default goal_time_tolerance of a goal: after the last point, time allowed to "
+          "get within the goal tolerances, else GOAL_TOLERANCE_VIOLATED; 0: no limit (JTC)", lo=0.0, hi=3600.0,
+          live=True, unit="s"),
+    Param("constraints.stopped_velocity_tolerance", 0.01, "velocity goal tolerance of every joint when a goal gives "
+          "none (the arm has stopped); 0: not checked (JTC)", lo=0.0, hi=100.0, live=True, unit="rad/s, m/s"),
     Param("backend", "generated", "dynamic model of the laws: generated (the compiled customized model, or the "
           "generated scalar Python one without a C compiler) | numpy", choices=("generated", "numpy")),
 )
 # parameters whose change builds a new control context (adopted at a cycle boundary, the trajectory kept)
 CONTEXT_PARAMETERS = frozenset({"law", "omega", "xi", "kp", "kd", "effort_limits", "coulomb_velocity_band",
                                 "coulomb_velocity"})
+GAINS = ("p", "d", "i", "ff_velocity_scale")
+
+
+def joint_parameters(joint: str) -> list[Param]:
+    """The per-joint parameters in JTC's names, declared when the model names the joints (``gains.*`` build a new
+    control context when they change; ``constraints.*`` are read when a goal starts)."""
+    return [
+        Param(f"gains.{joint}.p", 0.0, "proportional gain of this joint (Kp); 0: from kp or omega", lo=0.0, hi=1e9,
+              live=True, unit="1/s^2 (computed torque), N m/rad (pd_gravity, pid)"),
+        Param(f"gains.{joint}.d", 0.0, "derivative gain (Kd); 0: from kd or omega/xi", lo=0.0, hi=1e9, live=True,
+              unit="1/s, N m s/rad"),
+        Param(f"gains.{joint}.i", 0.0, "integral gain (law pid); 0: from omega", lo=0.0, hi=1e9, live=True,
+              unit="N m/(rad s)"),
+        Param(f"gains.{joint}.ff_velocity_scale", 0.0, "JTC's velocity feed-forward of velocity interfaces: only 0 "
+              "(the feed-forward here is the model's, 001 eq. 9.22)", lo=0.0, hi=0.0, live=True),
+        Param(f"constraints.{joint}.trajectory", 0.0, "position path tolerance of goals that give none; 0: not "
+              "checked", lo=0.0, hi=100.0, live=True, unit="rad, m"),
+        Param(f"constraints.{joint}.goal", 0.0, "position goal tolerance of goals that give none; 0: not checked",
+              lo=0.0, hi=100.0, live=True, unit="rad, m"),
+    ]
+
+
+JOINT_PARAMETERS = Schema(*joint_parameters("<joint>"))  # the README's table
 
 
 class LoopStatistics:
@@ -277,6 +323,24 @@ def _with_gains(law: str, model: RobotModel, kp: np.ndarray, kd: np.ndarray, eff
                                     effort_limit=effort, **kwargs)
 
 
+def _with_joint_gains(controller: JointController, law: str, model: RobotModel, values: dict, effort: np.ndarray | None,
+                      friction: dict) -> JointController:
+    """``controller`` with the per-joint gains ``gains.<joint>.p/.d/.i`` (JTC's names) that are set (> 0) in place of
+    its own (from ``kp``/``kd`` or ``omega``/``xi``); itself when none is set."""
+    from ..control import PIDController
+
+    names = model.joint_names
+    given = {g: np.array([values.get(f"gains.{j}.{g}", 0.0) for j in names], float) for g in ("p", "d", "i")}
+    if not any(g.any() for g in given.values()):
+        return controller
+    kp = np.where(given["p"] > 0, given["p"], controller.kp)
+    kd = np.where(given["d"] > 0, given["d"], controller.kd)
+    if law == "pid":
+        ki = np.where(given["i"] > 0, given["i"], controller.ki)
+        return PIDController(model, kp, kd, ki, effort_limit=effort, **friction)
+    return _with_gains(law, model, kp, kd, effort, **friction)
+
+
 @dataclass(frozen=True)
 class Context:
     """Everything the control cycle needs about the robot; replaced as a whole (never mutated)."""
@@ -328,8 +392,9 @@ class ComputedTorqueControllerNode(Node):
         self.refusals = Refusals(self)
         self.ctx: Context | None = None
         self._pending_ctx: Context | None = None
-        self._pending_traj: tuple[SampledTrajectory, float | None, int] | None = None
+        self._pending_traj: tuple[SampledTrajectory, float | None, int, GoalRun | None] | None = None
         self.trajectory: SampledTrajectory | None = None
+        self.goal: GoalRun | None = None  # the action goal the running trajectory belongs to
         self.trajectory_t0 = 0.0
         self.trajectories_accepted = 0
         self.hold: np.ndarray | None = None
@@ -362,9 +427,12 @@ class ComputedTorqueControllerNode(Node):
         topic = f"{v['effort_controller']}/commands"  # relative: a namespace moves the whole robot
         self.cmd_pub = self.create_publisher(Float64MultiArray, topic, 10)
         # lockstep: one state per cycle, deep enough that a recorder never loses one
-        self.state_pub = self.create_publisher(ControllerState, "~/controller_state",
-                                               1000 if self.trigger == "state" else 100)
+        depth = 1000 if self.trigger == "state" else 100
+        self.state_pub = self.create_publisher(ControllerState, "~/status", depth)
         self.state_msg = ControllerState(law=self.law)
+        # JTC's state (control_msgs): the same reference/feedback/error/output objects as ~/status, filled once
+        self.jtc_pub = self.create_publisher(JointTrajectoryControllerState, "~/controller_state", depth)
+        self.jtc_msg = JointTrajectoryControllerState(speed_scaling_factor=1.0)
         # sensor-data QoS keeps only the latest sample; state-triggered (lockstep) control must see every state
         state_qos = qos_profile_sensor_data if self.trigger == "timer" else 10
         self._input_node: Node | None = None
@@ -381,6 +449,8 @@ class ComputedTorqueControllerNode(Node):
         # raw: the executor thread only sees bytes; the worker deserializes and checks
         self.create_subscription(JointTrajectory, "~/joint_trajectory", self.on_trajectory, 10, raw=True)
         self.create_service(Trigger, "~/statistics", self.on_statistics)
+        self.action = FollowJointTrajectoryServer(self, v["action_monitor_rate"])
+        self.side_nodes = (self.action.node,)  # spun by runtime.run_node (multithreaded: execute callbacks wait)
         self.executor_scheduling = "default"
         if self.trigger == "timer" and self.loop == "thread":
             self._loop_thread = threading.Thread(target=self._run_loop, name="control_loop", daemon=True)
@@ -534,6 +604,13 @@ class ComputedTorqueControllerNode(Node):
 
     # -------------------------------------------------------------- setup
     def _on_model(self, model: RobotModel, urdf: str) -> None:
+        """Executor thread: the per-joint parameters of the model's joints declared (JTC's ``gains.<joint>.*``,
+        ``constraints.<joint>.*``; start values from the node's parameters), then the context built in the worker."""
+        try:
+            self.params.extend(self, [p for j in model.joint_names for p in joint_parameters(j)])
+        except ValueError as exc:
+            self.get_logger().error(f"robot model not used: per-joint parameter {exc}")
+            return
         self.model_worker.put(model)
 
     def _build_model(self, model: RobotModel) -> None:
@@ -572,6 +649,7 @@ class ComputedTorqueControllerNode(Node):
             controller = _with_gains(law, model, np.array(kp), np.array(kd), effort, **friction)
         else:
             controller = make_controller(law, model, omega=v["omega"], xi=v["xi"], effort_limit=effort, **friction)
+        controller = _with_joint_gains(controller, law, model, v, effort, friction)
         lim = model.limits
         return Context(
             model=model, controller=controller, joints=joints,
@@ -587,7 +665,8 @@ class ComputedTorqueControllerNode(Node):
         changes), adopted at the next cycle boundary keeping the running trajectory; rates, timeouts and
         tolerances change under the cycle's lock.  Logged."""
         values = {**self.params.values, **changes}
-        if CONTEXT_PARAMETERS & changes.keys():
+        rebuild = bool(CONTEXT_PARAMETERS & changes.keys()) or any(k.startswith("gains.") for k in changes)
+        if rebuild:
             base = self._pending_ctx or self.ctx
             if base is not None:  # (without a model yet, the first context is built with the new values)
                 ctx = self._build_context(base.model, values)
@@ -609,8 +688,7 @@ class ComputedTorqueControllerNode(Node):
             self.stale_behavior = values["stale_behavior"]
             self.max_points = values["max_trajectory_points"]
             self.start_tolerance = values["start_tolerance"]
-        self.get_logger().info(f"parameters set: {changes}" + (" (applied at the next cycle)" if
-                                                             CONTEXT_PARAMETERS & changes.keys() else ""))
+        self.get_logger().info(f"parameters set: {changes}" + (" (applied at the next cycle)" if rebuild else ""))
 
     def _take_pending(self, now: float | None) -> None:
         """At a cycle boundary: adopt a new model or an accepted trajectory (executor thread only)."""
@@ -631,6 +709,7 @@ class ComputedTorqueControllerNode(Node):
                 return self._take_pending_trajectory(now)
             self._allocate_messages(ctx)
             self.trajectory = None
+            self._end_goal(ABORTED, INVALID_GOAL, "a new robot model: trajectory dropped")
             if old is None or old.model.joint_names != ctx.model.joint_names:
                 self.q = self.qd = self.hold = None
                 self.state_wall = self.state_stamp = None
@@ -645,11 +724,20 @@ class ComputedTorqueControllerNode(Node):
         pending = self._pending_traj
         if pending is not None and self.ctx is not None and now is not None and self.q is not None:
             self._pending_traj = None
-            traj, t0, points = pending
+            traj, t0, points, run = pending
             t0 = now if t0 is None else t0
             if t0 + traj.duration < now:
-                self.refusals.refuse("old_stamp", f"trajectory ended {now - t0 - traj.duration:.3f} s before it was taken")
+                text = f"trajectory ended {now - t0 - traj.duration:.3f} s before it was taken"
+                self.refusals.refuse("old_stamp", text)
+                if run is not None:
+                    run.finish(ABORTED, OLD_HEADER_TIMESTAMP, text)
                 return
+            if self.goal is not None and self.goal is not run:  # JTC: the running goal is preempted
+                self._end_goal(ABORTED, SUCCESSFUL, "preempted by a new " +
+                               ("goal" if run is not None else "trajectory on ~/joint_trajectory"))
+            if run is not None and run.status is not None:  # canceled meanwhile
+                return
+            self.goal = run
             self.trajectory, self.trajectory_t0 = traj, t0
             start = "now" if t0 <= now else f"in {t0 - now:.3f} s"
             self._transition(TRACKING, f"trajectory of {points} points, {traj.duration:.3f} s (degree {traj.degree}), "
@@ -679,6 +767,9 @@ class ComputedTorqueControllerNode(Node):
                                ("ed", m.error, "velocities")):
             v[key] = np.frombuffer(getattr(pt, field), dtype=np.float64)
         v["tau"] = np.frombuffer(self._effort, dtype=np.float64)
+        j = self.jtc_msg  # control_msgs' state shares the points (filled once for both)
+        j.joint_names = list(ctx.joints)
+        j.reference, j.feedback, j.error, j.output = m.reference, m.feedback, m.error, m.output
         self._zero = np.zeros(n)
 
     def _transition(self, mode: str, reason: str) -> None:
@@ -772,6 +863,12 @@ class ComputedTorqueControllerNode(Node):
             raise Refused("malformed", f"trajectory message cannot be deserialized: {exc}") from None
         finally:
             gc.enable()
+        traj, stamp = self._checked_trajectory(msg, ctx)
+        self._queue_trajectory((traj, stamp, len(msg.points), None))
+
+    def _checked_trajectory(self, msg: JointTrajectory, ctx: Context) -> tuple[SampledTrajectory, float | None]:
+        """The trajectory of ``msg`` with its start time (None: now) once its whole interpolated path is within
+        the limits (``Refused`` with the cause otherwise); worker or action thread."""
         data = validation.trajectory(msg, ctx.model.joint_names, self.max_points)
         q = self.q
         start = None if q is None else q.copy()
@@ -793,8 +890,99 @@ class ComputedTorqueControllerNode(Node):
             raise Refused("effort_limits", f"points[{k}].effort of {ctx.model.joint_names[j]} is {eff[k, j]:.6g}, "
                                            f"beyond its limit {ctx.effort[j]:.6g}")
         stamp = data["stamp"]
-        self._pending_traj = (traj, stamp if stamp > 0 else None, len(msg.points))
-        self.trajectories_accepted += 1  # checked and queued: the next cycle adopts it
+        return traj, (stamp if stamp > 0 else None)
+
+    def _queue_trajectory(self, entry: tuple[SampledTrajectory, float | None, int, GoalRun | None]) -> None:
+        """Queue a checked trajectory for the next cycle; a goal still queued is superseded (aborted, as preempted)."""
+        with self._lock:
+            old = self._pending_traj
+            self._pending_traj = entry
+            self.trajectories_accepted += 1  # checked and queued: the next cycle adopts it
+        if old is not None and old[3] is not None:
+            old[3].finish(ABORTED, SUCCESSFUL, "preempted by a newer " +
+                          ("goal" if entry[3] is not None else "trajectory on ~/joint_trajectory") + " before it started")
+
+    # ------------------------------------------------------------ action
+    def prepare_goal(self, handle) -> GoalRun:
+        """Action thread: the goal's trajectory checked like the topic's, its tolerances; ``GoalError`` (code and
+        reason) when it cannot run."""
+        goal = handle.request
+        ctx = self.ctx or self._pending_ctx
+        if ctx is None and self.model_worker.busy():
+            self._ctx_ready.wait(MODEL_BUILD_WAIT)
+            ctx = self.ctx or self._pending_ctx
+        if ctx is None:
+            raise GoalError(INVALID_GOAL, "no robot model yet (robot_description not received)")
+        if self.q is None:
+            raise GoalError(INVALID_GOAL, f"no valid joint state yet (mode {self.mode}: {self.mode_reason})")
+        if len(goal.trajectory.points) > self.max_points:
+            raise GoalError(INVALID_GOAL, f"trajectory with {len(goal.trajectory.points)} points exceeds "
+                                          f"max_trajectory_points={self.max_points}")
+        names = ctx.model.joint_names
+        values = self.params.values
+        defaults = {
+            "trajectory": [values.get(f"constraints.{j}.trajectory", 0.0) for j in names],
+            "goal": [values.get(f"constraints.{j}.goal", 0.0) for j in names],
+            "stopped_velocity_tolerance": values["constraints.stopped_velocity_tolerance"],
+            "goal_time": values["constraints.goal_time"],
+        }
+        tol = tolerances(goal, names, defaults)
+        try:
+            traj, stamp = self._checked_trajectory(goal.trajectory, ctx)
+        except Refused as exc:
+            self.refusals.refuse(exc.cause, f"goal: {exc}")
+            raise GoalError(INVALID_JOINTS if exc.cause in JOINT_CAUSES else INVALID_GOAL, f"{exc.cause}: {exc}") \
+                from None
+        if stamp is not None:
+            late = self.control_time() - (stamp + traj.duration)
+            if late > 0:
+                raise GoalError(OLD_HEADER_TIMESTAMP, f"the trajectory stamped {stamp:.3f} s ended {late:.3f} s ago")
+        run = GoalRun(handle, tol, points=len(goal.trajectory.points))
+        run.checks_path = tol.checks_path
+        run.trajectory, run.stamp = traj, stamp
+        return run
+
+    def submit_goal(self, run: GoalRun) -> None:
+        """Action thread: hand the goal's trajectory to the next cycle (it preempts a running goal then)."""
+        self._queue_trajectory((run.trajectory, run.stamp, run.points, run))
+
+    def cancel_goal(self, run: GoalRun) -> None:
+        """Action thread: a cancel request; the arm holds where it is (a goal still queued is dropped)."""
+        with self._lock:
+            pending = self._pending_traj
+            if pending is not None and pending[3] is run:
+                self._pending_traj = None
+                run.finish(CANCELED, SUCCESSFUL, "canceled before it started")
+            elif self.goal is run:
+                self._end_goal(CANCELED, SUCCESSFUL, "canceled: holding the current position")
+                self._hold_here("goal canceled: holding the current position")
+            else:
+                run.finish(CANCELED, SUCCESSFUL, "canceled")
+
+    def goal_feedback(self, run: GoalRun):
+        """Action thread: desired, actual and error of the last ``~/controller_state`` (controller joint order)."""
+        with self._lock:
+            if self.goal is not run or self.ctx is None:
+                return None
+            m = self.jtc_msg
+            fb = FollowJointTrajectory.Feedback(joint_names=list(m.joint_names))
+            # copies: the loop fills the state message's arrays in place
+            fb.header.stamp.sec, fb.header.stamp.nanosec = m.header.stamp.sec, m.header.stamp.nanosec
+            ref, act, err = m.reference, m.feedback, m.error
+            fb.desired = JointTrajectoryPoint(positions=ref.positions.tolist(), velocities=ref.velocities.tolist(),
+                                              accelerations=ref.accelerations.tolist())
+            fb.actual = JointTrajectoryPoint(positions=act.positions.tolist(), velocities=act.velocities.tolist())
+            fb.error = JointTrajectoryPoint(positions=err.positions.tolist(), velocities=err.velocities.tolist())
+            t = self.control_time() - self.trajectory_t0
+            times = self.trajectory.times if self.trajectory is not None else None
+        fb.index = int(np.searchsorted(times, t, side="right")) - 1 if times is not None else run.points - 1
+        return fb
+
+    def _end_goal(self, status: str, code: int, text: str) -> None:
+        """The running goal's outcome (under the lock); the action's thread sends the result."""
+        goal, self.goal = self.goal, None
+        if goal is not None:
+            goal.finish(status, code, text)
 
     def on_statistics(self, request: Trigger.Request, response: Trigger.Response) -> Trigger.Response:
         summary = self.stats.summary(self.period)
@@ -886,6 +1074,7 @@ class ComputedTorqueControllerNode(Node):
         """Drop the running trajectory and hold the measured position (law state reset).  A trajectory
         checked but not yet adopted stays queued: its start is judged on the new time base."""
         self.trajectory = None
+        self._end_goal(ABORTED, INVALID_GOAL, f"trajectory dropped: {reason}")
         if self.q is not None:
             self.hold = self.q.copy()
         if self.ctx is not None:
@@ -921,17 +1110,31 @@ class ComputedTorqueControllerNode(Node):
             self.last_now = now
             t1 = clock()
             traj = self.trajectory
+            goal = self.goal
             if traj is not None:
                 tt = now - self.trajectory_t0
                 q_ref, qd_ref, qdd_ref = traj.at(tt)
-                if tt > traj.duration:
+                text = None
+                if goal is not None and goal.checks_path and tt >= 0.0:
+                    text = goal.path_violation(ctx.model.joint_names, q_ref, qd_ref, self.q, self.qd)
+                if text is not None:  # JTC: abort the goal, hold where the arm is
+                    self._end_goal(ABORTED, PATH_TOLERANCE_VIOLATED, text)
+                    self._hold_here(f"goal aborted ({text}): holding the current position")
+                    q_ref, qd_ref, qdd_ref = self.hold, self._zero, self._zero
+                elif tt > traj.duration:
                     self.hold = q_ref.copy()
                     self.trajectory = None
+                    if goal is not None:
+                        goal.end_time = self.trajectory_t0 + traj.duration
                     self._transition(HOLDING, "trajectory finished: holding its last point")
             else:
                 q_ref, qd_ref, qdd_ref = self.hold, self._zero, self._zero
                 if self.mode != HOLDING:
                     self._transition(HOLDING, "joint state received: holding the current position")
+            if goal is not None and self.trajectory is None and self.goal is goal:  # after the last point
+                outcome = goal.goal_state(ctx.model.joint_names, self.hold, self.q, self.qd, now)
+                if outcome is not None:
+                    self._end_goal(*outcome)
             t2 = clock()
             tau = self._law(ctx, now, q_ref, qd_ref, qdd_ref)
             t3 = clock()
@@ -1014,11 +1217,15 @@ class ComputedTorqueControllerNode(Node):
         np.take(tau, o, out=v["tau"])
         m.saturated = bool(ctx.controller.saturated.any())
         self.state_pub.publish(m)
+        j = self.jtc_msg
+        j.header.stamp.sec, j.header.stamp.nanosec = m.header.stamp.sec, m.header.stamp.nanosec
+        self.jtc_pub.publish(j)
 
     def _is_stale(self) -> bool:
         """True when the last state is older than ``state_timeout`` (steady clock); logs transitions."""
         stale = self.state_wall is None or time.monotonic() - self.state_wall > self.timeout
         if stale and self.mode != STALE and self.state_wall is not None:
+            self._end_goal(ABORTED, INVALID_GOAL, f"no valid joint state for more than {self.timeout} s")
             self._transition(STALE, f"no valid joint state for more than {self.timeout} s: " + (
                 "holding gravity" if self.stale_behavior == "gravity_hold" else "publishing nothing"))
         elif not stale and self.mode == STALE:
@@ -1093,6 +1300,8 @@ class ComputedTorqueControllerNode(Node):
         self._stop_loop.set()
         if self._loop_thread is not None and self._loop_thread.is_alive():
             self._loop_thread.join(timeout=1.0)
+        self.goal = None
+        self.action.close("the controller is shutting down: holding the last position")
         self.trajectory_worker.stop()
         self.model_worker.stop()
         if self.ctx is not None and self.q is not None:

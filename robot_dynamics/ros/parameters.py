@@ -135,6 +135,7 @@ class Schema:
     def __init__(self, *params: Param) -> None:
         self.params = {p.name: p for p in params}
         self.values: dict[str, Any] = {}
+        self._declaring = False
         for p in params:
             if p.type not in KINDS:
                 raise TypeError(f"{p.name}: unknown kind {p.type!r}")
@@ -151,11 +152,31 @@ class Schema:
             self.values[p.name] = p.check(node.get_parameter(p.name).value)
         return self.values
 
+    def extend(self, node: Node, params: list[Param]) -> dict[str, Any]:
+        """Add and declare ``params`` not declared yet (per-joint parameters, known once the model is), with their
+        start values from the node's overrides validated (``ValueError``: the first bad one, nothing added);
+        run-time changes go through :meth:`attach`'s callback like the others.  Returns the values."""
+        new = [p for p in params if p.name not in self.params]
+        for p in new:
+            self.values[p.name] = p.check(node.get_parameter(p.name).value if node.has_parameter(p.name)
+                                          else _override(node, p))
+        self._declaring = True  # rclpy runs the on-set callbacks for a declaration: checked above, nothing to apply
+        try:
+            for p in new:
+                self.params[p.name] = p
+                if not node.has_parameter(p.name):
+                    node.declare_parameter(p.name, self.values[p.name], p.descriptor())
+        finally:
+            self._declaring = False
+        return {p.name: self.values[p.name] for p in params}
+
     def attach(self, node: Node, apply: Callable[[dict[str, Any]], None] | None = None) -> None:
         """Validate run-time changes of the schema's parameters; ``apply(changes)`` (coerced values) may refuse
         them by raising ``ValueError`` (its text is the reason); the values change only when it returns."""
 
         def on_set(params: list[Parameter]) -> SetParametersResult:
+            if self._declaring:
+                return SetParametersResult(successful=True)
             changes: dict[str, Any] = {}
             try:
                 for prm in params:
@@ -183,6 +204,12 @@ class Schema:
             cells = [f"`{p.name}`", default, "live" if p.live else "at start", p.constraint(), p.description + unit]
             rows.append("| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |")
         return "\n".join(rows)
+
+
+def _override(node: Node, p: Param) -> Any:
+    """The start value of ``p`` given to the node (``--ros-args -p``, a parameters file), else its default."""
+    override = node._parameter_overrides.get(p.name)  # rclpy keeps them until a declaration uses them
+    return p.default if override is None else override.value
 
 
 __all__ = ["Param", "Schema"]

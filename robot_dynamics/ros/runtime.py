@@ -107,10 +107,13 @@ def _spin_side_nodes(node: Any, stop: threading.Event) -> list[tuple[threading.T
     """Spin each of ``node.side_nodes`` (helper nodes of the same process that carry one latency-critical
     entity each) with a single-threaded executor in its own thread: a call to that entity costs the
     executor's wait and dispatch only (about 0.1 ms), not the multithreaded executor's hand-off to its
-    pool (about 1 ms per call measured with ``bench/bench_service.py``)."""
+    pool (about 1 ms per call measured with ``bench/bench_service.py``).  A side node with an ``executor_threads``
+    attribute gets a multithreaded executor of that many threads instead (callbacks that wait, e.g. an action's
+    execute callback following its goal)."""
     out = []
     for side_node in getattr(node, "side_nodes", ()):
-        side_executor = SingleThreadedExecutor()
+        threads = getattr(side_node, "executor_threads", 0)
+        side_executor = MultiThreadedExecutor(num_threads=threads) if threads else SingleThreadedExecutor()
         side_executor.add_node(side_node)
 
         def spin(ex: SingleThreadedExecutor = side_executor, n: Any = side_node) -> None:

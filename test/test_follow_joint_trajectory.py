@@ -1,0 +1,304 @@
+"""``~/follow_joint_trajectory`` driven as MoveIt's ``moveit_simple_controller_manager`` drives a JTC: a client in this
+process, the controller and the MuJoCo arm (mock hardware: real time, system clock) in their own processes, over DDS.
+
+The trajectories are written here by hand (quintic timing law, not the project's planner); what is asserted is what
+the *arm* does (its ``/joint_states``) and what the client gets (status, ``error_code``, ``error_string``, feedback),
+and that every effort command stays within the limits."""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+import pytest
+import rclpy
+from action_msgs.msg import GoalStatus
+from builtin_interfaces.msg import Duration
+from control_msgs.action import FollowJointTrajectory
+from control_msgs.msg import JointTolerance, JointTrajectoryControllerState
+from rcl_interfaces.msg import Parameter as ParameterMsg
+from rcl_interfaces.msg import ParameterType, ParameterValue
+from rcl_interfaces.srv import SetParameters
+from rclpy.action import ActionClient
+from ros_harness import call_service, wait_for_service
+from ros_stack_harness import spin, spin_until
+from sensor_msgs.msg import JointState
+from std_msgs.msg import Float64MultiArray
+from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
+
+from robot_dynamics.model.robots import load_model
+from robot_dynamics.ros.bringup import Bringup
+from robot_dynamics.ros.node_set import node_set
+
+pytestmark = pytest.mark.ros
+MODEL = load_model("rx90")
+NAMES = MODEL.joint_names
+EFFORT = np.asarray(MODEL.limits["effort"], float)
+Result = FollowJointTrajectory.Result
+ACTION = "/computed_torque_controller/follow_joint_trajectory"
+A = np.array([0.5, -0.4, 0.6, 0.5, 0.4, -0.5])
+B = np.array([-0.3, 0.3, -0.4, -0.2, 0.6, 0.3])
+
+
+def _duration(t: float) -> Duration:
+    ns = round(t * 1e9)
+    return Duration(sec=ns // 1_000_000_000, nanosec=ns % 1_000_000_000)
+
+
+def quintic(q0: np.ndarray, q1: np.ndarray, T: float, dt: float = 0.05, names: list[str] = NAMES) -> JointTrajectory:
+    """q0 -> q1 in T s with s(u) = 10u^3 - 15u^4 + 6u^5 (rest to rest), points every dt from t = 0 (as MoveIt
+    sends: the first point is the current state)."""
+    msg = JointTrajectory(joint_names=list(names))
+    d = q1 - q0
+    for t in np.arange(0.0, T + dt / 2, dt):
+        u = min(t / T, 1.0)
+        s = 10 * u**3 - 15 * u**4 + 6 * u**5
+        sd = (30 * u**2 - 60 * u**3 + 30 * u**4) / T
+        sdd = (60 * u - 180 * u**2 + 120 * u**3) / T**2
+        msg.points.append(JointTrajectoryPoint(positions=(q0 + s * d).tolist(), velocities=(sd * d).tolist(),
+                                               accelerations=(sdd * d).tolist(), time_from_start=_duration(t)))
+    return msg
+
+
+class Arm:
+    """The test's view: the arm's states, every effort command, the controller's JTC state, an action client."""
+
+    def __init__(self, node) -> None:
+        self.node = node
+        self.states: list[tuple[float, np.ndarray, np.ndarray]] = []
+        self.commands: list[tuple[float, np.ndarray]] = []
+        self.jtc: list[JointTrajectoryControllerState] = []
+        node.create_subscription(JointState, "/joint_states", self._on_state, 100)
+        node.create_subscription(Float64MultiArray, "/effort_controller/commands",
+                                 lambda m: self.commands.append((time.monotonic(), np.array(m.data))), 1000)
+        node.create_subscription(JointTrajectoryControllerState, "/computed_torque_controller/controller_state",
+                                 self.jtc.append, 100)
+        self.client = ActionClient(node, FollowJointTrajectory, ACTION)
+        self.params = node.create_client(SetParameters, "/computed_torque_controller/set_parameters")
+
+    def _on_state(self, msg: JointState) -> None:
+        if list(msg.name) == NAMES:
+            self.states.append((time.monotonic(), np.array(msg.position), np.array(msg.velocity)))
+
+    @property
+    def q(self) -> np.ndarray:
+        return self.states[-1][1]
+
+    def send(self, trajectory: JointTrajectory, feedback: list | None = None, **goal_fields):
+        goal = FollowJointTrajectory.Goal(trajectory=trajectory, **goal_fields)
+        fut = self.client.send_goal_async(goal, feedback_callback=None if feedback is None else feedback.append)
+        spin_until(self.node, fut.done, 10, "goal response")
+        handle = fut.result()
+        assert handle.accepted
+        return handle
+
+    def result(self, handle, timeout: float = 30.0):
+        fut = handle.get_result_async()
+        spin_until(self.node, fut.done, timeout, "goal result")
+        res = fut.result()
+        return res.status, res.result
+
+    def set_parameter(self, name: str, value: float) -> bool:
+        req = SetParameters.Request(parameters=[ParameterMsg(
+            name=name, value=ParameterValue(type=ParameterType.PARAMETER_DOUBLE, double_value=float(value)))])
+        resp = call_service(self.node, self.params, req)
+        return resp.results[0].successful, resp.results[0].reason
+
+    def settle(self, timeout: float = 20.0) -> None:
+        """Until the arm is still (the previous test's motion over): moving less than 1e-4 over 0.3 s."""
+        end = time.monotonic() + timeout
+        while self.motion(0.3) > 1e-4:
+            assert time.monotonic() < end, "the arm never came to rest"
+
+    def motion(self, seconds: float) -> float:
+        """Largest joint displacement over the next ``seconds``."""
+        k = len(self.states)
+        spin(self.node, seconds)
+        qs = np.array([s[1] for s in self.states[k:]])
+        return float(np.abs(qs - qs[0]).max())
+
+
+@pytest.fixture(scope="module")
+def arm(tmp_path_factory):
+    nodes = [n for n in node_set("rx90", "mock") if n.name in ("mujoco_sim", "computed_torque_controller")]
+    ctl = next(n for n in nodes if n.name == "computed_torque_controller")
+    ctl.parameters.update({"action_monitor_rate": 25.0, "constraints.stopped_velocity_tolerance": 0.02})
+    rclpy.init()
+    node = rclpy.create_node("test_follow_joint_trajectory")
+    try:
+        with Bringup(nodes, log_dir=tmp_path_factory.mktemp("fjt")) as bringup:
+            a = Arm(node)
+            assert a.client.wait_for_server(timeout_sec=60), "no action server"
+            wait_for_service(a.params, 30)
+            # the controller holds the arm once it has the model and a state (its JTC state says so)
+            spin_until(node, lambda: len(a.jtc) > 3 and len(a.states) > 3, 120, "controller running")
+            yield a
+            # no effort command ever left the limits, no node died
+            tau = np.array([c for _, c in a.commands])
+            assert tau.shape[1] == len(NAMES)
+            assert np.all(np.isfinite(tau)) and np.all(np.abs(tau) <= EFFORT * (1 + 1e-9))
+            assert not bringup.dead(), bringup.dead()
+    finally:
+        node.destroy_node()
+        rclpy.shutdown()
+
+
+def _tolerances(value: float, velocity: float = 0.0) -> list[JointTolerance]:
+    return [JointTolerance(name=j, position=value, velocity=velocity) for j in NAMES]
+
+
+def test_goal_with_tolerances_succeeds_with_feedback(arm):
+    arm.settle()
+    q0 = arm.q.copy()
+    feedback: list = []
+    handle = arm.send(quintic(q0, A, 2.0), feedback, path_tolerance=_tolerances(0.05),
+                      goal_tolerance=_tolerances(0.005, 0.05), goal_time_tolerance=_duration(1.0))
+    status, result = arm.result(handle)
+    assert status == GoalStatus.STATUS_SUCCEEDED, result.error_string
+    assert result.error_code == Result.SUCCESSFUL
+    assert "goal reached" in result.error_string
+    # the arm is at the goal: within the goal tolerance asked for
+    np.testing.assert_allclose(arm.q, A, atol=0.005)
+    # feedback while moving at ~25 Hz: desired / actual / error of every joint, error = desired - actual
+    msgs = [f.feedback for f in feedback]
+    assert len(msgs) >= 20, len(msgs)
+    for fb in msgs:
+        assert list(fb.joint_names) == NAMES
+        d, a, e = (np.array(x) for x in (fb.desired.positions, fb.actual.positions, fb.error.positions))
+        assert d.shape == a.shape == e.shape == (6,)
+        np.testing.assert_allclose(e, d - a, atol=1e-12)
+        np.testing.assert_allclose(np.array(fb.error.velocities),
+                                   np.array(fb.desired.velocities) - np.array(fb.actual.velocities), atol=1e-12)
+    # the desired point moves from the start to the goal along the trajectory, the index with it
+    first, last = np.array(msgs[0].desired.positions), np.array(msgs[-1].desired.positions)
+    assert np.abs(first - q0).max() < np.abs(A - q0).max() / 2 < np.abs(last - q0).max()
+    indices = [fb.index for fb in msgs]
+    assert indices == sorted(indices) and 0 <= indices[0] < indices[-1] <= 40
+
+
+def test_controller_state_is_jtc_state(arm):
+    """``~/controller_state`` is control_msgs/JointTrajectoryControllerState: every field filled per joint."""
+    k = len(arm.jtc)
+    spin_until(arm.node, lambda: len(arm.jtc) > k + 5, 10, "controller_state")
+    m = arm.jtc[-1]
+    assert list(m.joint_names) == NAMES
+    ref, fb, err = (np.array(x.positions) for x in (m.reference, m.feedback, m.error))
+    assert ref.shape == fb.shape == err.shape == (6,)
+    np.testing.assert_allclose(err, ref - fb, atol=1e-12)
+    assert len(m.reference.velocities) == len(m.feedback.velocities) == len(m.error.velocities) == 6
+    out = np.array(m.output.effort)
+    assert out.shape == (6,) and np.all(np.abs(out) <= EFFORT)
+    assert m.speed_scaling_factor == 1.0
+    # the measured state the controller reports is the arm's own (within one publication)
+    np.testing.assert_allclose(fb, arm.q, atol=1e-3)
+    assert m.header.stamp.sec > 0
+
+
+def test_path_tolerance_violation_aborts_and_holds(arm):
+    arm.settle()
+    q0 = arm.q.copy()
+    handle = arm.send(quintic(q0, B, 2.0), path_tolerance=_tolerances(1e-5))
+    status, result = arm.result(handle)
+    assert status == GoalStatus.STATUS_ABORTED
+    assert result.error_code == Result.PATH_TOLERANCE_VIOLATED, result.error_string
+    assert "path tolerance violated" in result.error_string
+    # the arm holds where it was: it stops near the start, far from B, and stays there
+    arm.settle()
+    assert arm.motion(1.0) < 1e-3
+    assert np.abs(arm.q - q0).max() < 0.05 < np.abs(arm.q - B).max()
+
+
+def test_cancel_mid_move_holds(arm):
+    arm.settle()
+    q0 = arm.q.copy()
+    handle = arm.send(quintic(q0, B, 3.0))
+    spin(arm.node, 1.2)
+    fut = handle.cancel_goal_async()
+    spin_until(arm.node, fut.done, 10, "cancel response")
+    assert len(fut.result().goals_canceling) == 1
+    status, result = arm.result(handle)
+    assert status == GoalStatus.STATUS_CANCELED, result.error_string
+    assert result.error_code == Result.SUCCESSFUL and "canceled" in result.error_string
+    arm.settle()
+    assert arm.motion(1.0) < 1e-3  # holding
+    # stopped part-way: moved away from the start, short of the goal
+    travelled = np.abs(arm.q - q0).max() / np.abs(B - q0).max()
+    assert 0.1 < travelled < 0.9, travelled
+
+
+def test_preempting_goal_takes_over(arm):
+    arm.settle()
+    q0 = arm.q.copy()
+    k = len(arm.commands)
+    first = arm.send(quintic(q0, A, 3.0))
+    spin(arm.node, 1.0)
+    # MoveIt replans from where the arm is: the new trajectory starts at the current state
+    second = arm.send(quintic(arm.q.copy(), B, 2.5), goal_tolerance=_tolerances(0.005, 0.05),
+                      goal_time_tolerance=_duration(1.0))
+    status1, result1 = arm.result(first)
+    assert status1 == GoalStatus.STATUS_ABORTED and "preempted by a new goal" in result1.error_string
+    status2, result2 = arm.result(second)
+    assert status2 == GoalStatus.STATUS_SUCCEEDED, result2.error_string
+    np.testing.assert_allclose(arm.q, B, atol=0.005)
+    # smooth take-over: no effort step beyond what the motion itself needs (every command within the limits,
+    # checked by the fixture), and the arm's velocity continuous (no jump between consecutive states)
+    qd = np.array([s[2] for s in arm.states if s[0] >= arm.commands[k][0]])
+    assert np.abs(np.diff(qd, axis=0)).max() < 0.2
+
+
+def test_invalid_goals_are_aborted_with_the_jtc_code(arm):
+    arm.settle()
+    q0 = arm.q.copy()
+    # a joint missing / unknown
+    bad = quintic(q0[:5], A[:5], 1.0, names=NAMES[:5])
+    status, result = arm.result(arm.send(bad))
+    assert (status, result.error_code) == (GoalStatus.STATUS_ABORTED, Result.INVALID_JOINTS), result.error_string
+    assert "wrong_joints" in result.error_string
+    renamed = quintic(q0, A, 1.0, names=[*NAMES[:5], "not_a_joint"])
+    status, result = arm.result(arm.send(renamed))
+    assert result.error_code == Result.INVALID_JOINTS
+    # a path beyond a position limit between its points
+    upper = np.asarray(MODEL.limits["upper"], float)
+    beyond = q0.copy()
+    beyond[1] = upper[1] + 0.2
+    status, result = arm.result(arm.send(quintic(q0, beyond, 2.0)))
+    assert (status, result.error_code) == (GoalStatus.STATUS_ABORTED, Result.INVALID_GOAL)
+    assert "path_limits" in result.error_string and NAMES[1] in result.error_string
+    # stamped so that it ended a second ago
+    old = quintic(q0, A, 1.0)
+    now = arm.node.get_clock().now().nanoseconds
+    old.header.stamp.sec, old.header.stamp.nanosec = divmod(now - 2_000_000_000, 1_000_000_000)
+    status, result = arm.result(arm.send(old))
+    assert (status, result.error_code) == (GoalStatus.STATUS_ABORTED, Result.OLD_HEADER_TIMESTAMP), result.error_string
+    # an acceleration tolerance (not measurable) and a tolerance on an unknown joint
+    acc = [JointTolerance(name=NAMES[0], acceleration=1.0)]
+    status, result = arm.result(arm.send(quintic(q0, A, 1.0), path_tolerance=acc))
+    assert result.error_code == Result.INVALID_GOAL and "acceleration" in result.error_string
+    status, result = arm.result(arm.send(quintic(q0, A, 1.0), goal_tolerance=[JointTolerance(name="elbow", position=0.1)]))
+    assert result.error_code == Result.INVALID_JOINTS and "elbow" in result.error_string
+    # none of them moved the arm
+    assert arm.motion(0.5) < 1e-3
+    np.testing.assert_allclose(arm.q, q0, atol=1e-3)
+
+
+def test_jtc_parameters(arm):
+    """``constraints.<joint>.trajectory`` is the default path tolerance; ``gains.<joint>.*`` are live; a value JTC
+    would take but this controller cannot honour is refused with the reason."""
+    arm.settle()
+    q0 = arm.q.copy()
+    assert arm.set_parameter(f"constraints.{NAMES[1]}.trajectory", 1e-6) == (True, "")
+    try:
+        status, result = arm.result(arm.send(quintic(q0, A, 2.0)))
+        assert result.error_code == Result.PATH_TOLERANCE_VIOLATED and NAMES[1] in result.error_string
+    finally:
+        assert arm.set_parameter(f"constraints.{NAMES[1]}.trajectory", 0.0)[0]
+    ok, reason = arm.set_parameter(f"gains.{NAMES[0]}.ff_velocity_scale", 1.0)
+    assert not ok and "ff_velocity_scale" in reason
+    ok, reason = arm.set_parameter(f"gains.{NAMES[0]}.p", -3.0)
+    assert not ok and "gains" in reason
+    assert arm.set_parameter(f"gains.{NAMES[0]}.p", 900.0) == (True, "")
+    assert arm.set_parameter(f"gains.{NAMES[0]}.d", 60.0) == (True, "")
+    arm.settle()
+    status, result = arm.result(arm.send(quintic(arm.q.copy(), q0, 1.5), goal_tolerance=_tolerances(0.005, 0.05),
+                                         goal_time_tolerance=_duration(1.0)))
+    assert status == GoalStatus.STATUS_SUCCEEDED, result.error_string
