@@ -65,7 +65,7 @@ def _concatenate(first, second, gap: float):
     for p in second.points:
         ns = round((t(p) + shift) * 1e9)
         points.append(JointTrajectoryPoint(positions=p.positions, velocities=p.velocities, accelerations=p.accelerations,
-                                           time_from_start=Duration(sec=ns // 1_000_000_000, nanosec=ns % 1_000_000_000)))
+                                           effort=p.effort, time_from_start=Duration(sec=ns // 1_000_000_000, nanosec=ns % 1_000_000_000)))
     return JointTrajectory(joint_names=first.joint_names, points=points), shift
 
 
@@ -113,7 +113,7 @@ def run_demo(output: str = "out/demo", robot: str = "rx90", lockstep_only: bool 
     try:
         states: list = []
         keep_all = QoSProfile(history=HistoryPolicy.KEEP_ALL, reliability=ReliabilityPolicy.RELIABLE)
-        node.create_subscription(ControllerState, "/computed_torque_controller/controller_state", states.append, keep_all)
+        node.create_subscription(ControllerState, "/computed_torque_controller/status", states.append, keep_all)
         traj_pub = node.create_publisher(JointTrajectory, "/computed_torque_controller/joint_trajectory", 10)
         plan = node.create_client(PlanTrajectory, "/trajectory_generator/plan")
         inv = node.create_client(InverseDynamics, "/dynamics_server/inverse_dynamics")

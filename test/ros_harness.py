@@ -99,6 +99,23 @@ def wait_for_service(client: Any, timeout: float = 30.0) -> None:
             raise TimeoutError(f"service {client.srv_name} did not appear within {timeout} s")
 
 
+def send_trajectory(node: Any, trajectory: Any, topic: str = "/computed_torque_controller/joint_trajectory",
+                    timeout: float = 30.0) -> None:
+    """Publish ``trajectory`` (e.g. a ``~/plan`` response's) on a controller's ``~/joint_trajectory`` topic once it
+    has a subscriber: the topic path of the controller, independent of its FollowJointTrajectory action (which
+    ``~/plan`` with ``execute`` uses)."""
+    import rclpy
+    from trajectory_msgs.msg import JointTrajectory
+
+    pub = node.create_publisher(JointTrajectory, topic, 10)
+    deadline = time.monotonic() + timeout
+    while pub.get_subscription_count() == 0:
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"no subscriber on {topic} within {timeout} s")
+        rclpy.spin_once(node, timeout_sec=0.01)
+    pub.publish(trajectory)
+
+
 def publish_still_arm(node: Any, names: Sequence[str], q: Sequence[float], period: float = 0.01) -> Any:
     """A timer of ``node`` publishing ``/joint_states`` of an arm held still at ``q`` (zero velocity), stamped with
     the node clock: the arm of tests that watch a controller without a simulator. Returns the timer."""

@@ -51,10 +51,14 @@ def stack(tmp_path_factory):
         rclpy.shutdown()
 
 
-def _plan(stack: Stack, goal, timeout: float = 30.0, **kw):
+def _plan(stack: Stack, goal, timeout: float = 30.0, send: bool = False, **kw):
+    """Plan from the current position to ``goal``; ``send``: publish the plan on the controller's topic."""
     req = PlanTrajectory.Request(joint_names=NAMES, waypoints=[JointTrajectoryPoint(positions=list(map(float, goal)))],
                                  start_from_current=True, **kw)
-    return call_service(stack.node, stack.plan, req, timeout=timeout)
+    resp = call_service(stack.node, stack.plan, req, timeout=timeout)
+    if send and resp.success:
+        stack.traj_pub.publish(resp.trajectory)
+    return resp
 
 
 def test_start_up_arm_did_not_fall(stack):
@@ -142,7 +146,7 @@ def test_plan_service_limits(stack):
 def test_long_trajectory_does_not_freeze_the_loop(stack):
     goal = stack.q() + np.array([0.3, -0.2, 0.2, 0.3, 0.2, 0.3])
     c0 = len(stack.monitor.ctl)
-    resp = _plan(stack, goal, duration=999.0, execute=True, timeout=180.0)
+    resp = _plan(stack, goal, duration=999.0, send=True, timeout=180.0)
     assert resp.success, resp.message
     assert len(resp.trajectory.points) > 99_000
     # adopted (it may be dropped again at once if a loaded machine starves the state stream: stale -> hold)
@@ -181,7 +185,7 @@ def test_stale_states_give_safe_output_within_the_timeout(stack):
 
 
 def test_sim_restart_time_jump_holds_without_burst(stack):
-    resp = _plan(stack, stack.q() + np.array([0.5, -0.4, 0.4, 0.5, 0.5, 0.5]), execute=True)
+    resp = _plan(stack, stack.q() + np.array([0.5, -0.4, 0.4, 0.5, 0.5, 0.5]), send=True)
     assert resp.success, resp.message
     spin(stack.node, 0.3)
     assert call_service(stack.node, stack.reset, Trigger.Request()).success
@@ -200,7 +204,7 @@ def test_sim_restart_time_jump_holds_without_burst(stack):
 
 
 def test_killed_controller_arm_stops_and_restart_recovers(stack):
-    resp = _plan(stack, stack.q() + np.array([-0.5, 0.4, -0.4, -0.5, -0.5, -0.5]), execute=True)
+    resp = _plan(stack, stack.q() + np.array([-0.5, 0.4, -0.4, -0.5, -0.5, -0.5]), send=True)
     assert resp.success, resp.message
     spin(stack.node, 0.3)
     proc = stack.bringup.procs["computed_torque_controller"]

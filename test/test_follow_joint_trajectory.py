@@ -63,18 +63,18 @@ def quintic(q0: np.ndarray, q1: np.ndarray, T: float, dt: float = 0.05, names: l
 class Arm:
     """The test's view: the arm's states, every effort command, the controller's JTC state, an action client."""
 
-    def __init__(self, node) -> None:
+    def __init__(self, node, ns: str = "") -> None:
         self.node = node
         self.states: list[tuple[float, np.ndarray, np.ndarray]] = []
         self.commands: list[tuple[float, np.ndarray]] = []
         self.jtc: list[JointTrajectoryControllerState] = []
-        node.create_subscription(JointState, "/joint_states", self._on_state, 100)
-        node.create_subscription(Float64MultiArray, "/effort_controller/commands",
+        node.create_subscription(JointState, f"{ns}/joint_states", self._on_state, 100)
+        node.create_subscription(Float64MultiArray, f"{ns}/effort_controller/commands",
                                  lambda m: self.commands.append((time.monotonic(), np.array(m.data))), 1000)
-        node.create_subscription(JointTrajectoryControllerState, "/computed_torque_controller/controller_state",
+        node.create_subscription(JointTrajectoryControllerState, f"{ns}/computed_torque_controller/controller_state",
                                  self.jtc.append, 100)
-        self.client = ActionClient(node, FollowJointTrajectory, ACTION)
-        self.params = node.create_client(SetParameters, "/computed_torque_controller/set_parameters")
+        self.client = ActionClient(node, FollowJointTrajectory, ns + ACTION)
+        self.params = node.create_client(SetParameters, f"{ns}/computed_torque_controller/set_parameters")
 
     def _on_state(self, msg: JointState) -> None:
         if list(msg.name) == NAMES:
@@ -98,9 +98,12 @@ class Arm:
         res = fut.result()
         return res.status, res.result
 
-    def set_parameter(self, name: str, value: float) -> bool:
-        req = SetParameters.Request(parameters=[ParameterMsg(
-            name=name, value=ParameterValue(type=ParameterType.PARAMETER_DOUBLE, double_value=float(value)))])
+    def set_parameter(self, name: str, value: float | bool) -> tuple[bool, str]:
+        if isinstance(value, bool):
+            pv = ParameterValue(type=ParameterType.PARAMETER_BOOL, bool_value=value)
+        else:
+            pv = ParameterValue(type=ParameterType.PARAMETER_DOUBLE, double_value=float(value))
+        req = SetParameters.Request(parameters=[ParameterMsg(name=name, value=pv)])
         resp = call_service(self.node, self.params, req)
         return resp.results[0].successful, resp.results[0].reason
 
@@ -119,11 +122,29 @@ class Arm:
 
 
 @pytest.fixture(scope="module")
-def arm(tmp_path_factory):
-    nodes = [n for n in node_set("rx90", "mock") if n.name in ("mujoco_sim", "computed_torque_controller")]
-    ctl = next(n for n in nodes if n.name == "computed_torque_controller")
-    ctl.parameters.update({"action_monitor_rate": 25.0, "constraints.stopped_velocity_tolerance": 0.02})
+def ros():
     rclpy.init()
+    yield
+    rclpy.shutdown()
+
+
+def _nodes(payload: float = 0.0, namespace: str = "") -> list:
+    """Simulated arm and controller; timeouts that ride out a stalled process on a shared 2-core host (the test is
+    about the action, not the watchdogs: those have tests of their own)."""
+    nodes = [n for n in node_set("rx90", "mock", namespace=namespace)
+             if n.name in ("mujoco_sim", "computed_torque_controller")]
+    for n in nodes:
+        if n.name == "computed_torque_controller":
+            n.parameters.update({"action_monitor_rate": 25.0, "constraints.stopped_velocity_tolerance": 0.02,
+                                 "state_timeout": 0.5})
+        else:
+            n.parameters.update({"command_timeout": 0.5, "payload": payload})
+    return nodes
+
+
+@pytest.fixture(scope="module")
+def arm(ros, tmp_path_factory):
+    nodes = _nodes()
     node = rclpy.create_node("test_follow_joint_trajectory")
     try:
         with Bringup(nodes, log_dir=tmp_path_factory.mktemp("fjt")) as bringup:
@@ -140,7 +161,6 @@ def arm(tmp_path_factory):
             assert not bringup.dead(), bringup.dead()
     finally:
         node.destroy_node()
-        rclpy.shutdown()
 
 
 def _tolerances(value: float, velocity: float = 0.0) -> list[JointTolerance]:
@@ -151,7 +171,8 @@ def test_goal_with_tolerances_succeeds_with_feedback(arm):
     arm.settle()
     q0 = arm.q.copy()
     feedback: list = []
-    handle = arm.send(quintic(q0, A, 2.0), feedback, path_tolerance=_tolerances(0.05),
+    # a path tolerance loose enough for a shared 2-core host (a stalled cycle costs a few centiradians)
+    handle = arm.send(quintic(q0, A, 2.0), feedback, path_tolerance=_tolerances(0.2),
                       goal_tolerance=_tolerances(0.005, 0.05), goal_time_tolerance=_duration(1.0))
     status, result = arm.result(handle)
     assert status == GoalStatus.STATUS_SUCCEEDED, result.error_string
@@ -161,6 +182,7 @@ def test_goal_with_tolerances_succeeds_with_feedback(arm):
     np.testing.assert_allclose(arm.q, A, atol=0.005)
     # feedback while moving at ~25 Hz: desired / actual / error of every joint, error = desired - actual
     msgs = [f.feedback for f in feedback]
+    print(f"tracking error in the feedback: max {max(np.abs(f.error.positions).max() for f in msgs):.2e} rad")
     assert len(msgs) >= 20, len(msgs)
     for fb in msgs:
         assert list(fb.joint_names) == NAMES
@@ -178,6 +200,7 @@ def test_goal_with_tolerances_succeeds_with_feedback(arm):
 
 def test_controller_state_is_jtc_state(arm):
     """``~/controller_state`` is control_msgs/JointTrajectoryControllerState: every field filled per joint."""
+    arm.settle()
     k = len(arm.jtc)
     spin_until(arm.node, lambda: len(arm.jtc) > k + 5, 10, "controller_state")
     m = arm.jtc[-1]
@@ -302,3 +325,71 @@ def test_jtc_parameters(arm):
     status, result = arm.result(arm.send(quintic(arm.q.copy(), q0, 1.5), goal_tolerance=_tolerances(0.005, 0.05),
                                          goal_time_tolerance=_duration(1.0)))
     assert status == GoalStatus.STATUS_SUCCEEDED, result.error_string
+
+
+def test_payload_the_model_lacks_aborts_and_holds(ros, tmp_path):
+    """The simulated arm carries 5 kg at the tool that the controller's model does not know: a goal with a 5 mrad
+    path tolerance is aborted with PATH_TOLERANCE_VIOLATED part-way, and the arm holds where it is."""
+    # a robot of its own in a namespace (the module's arm runs meanwhile)
+    nodes = _nodes(payload=5.0, namespace="/payload")
+    node = rclpy.create_node("test_fjt_payload")
+    try:
+        with Bringup(nodes, log_dir=tmp_path) as bringup:
+            arm = Arm(node, "/payload")
+            assert arm.client.wait_for_server(timeout_sec=60), "no action server"
+            spin_until(node, lambda: len(arm.jtc) > 3 and len(arm.states) > 3, 120, "controller running")
+            # the payload the model lacks makes the held arm sag and creep a little (stick-slip on the joints'
+            # Coulomb friction, ~1e-3 rad over seconds): a band instead of a rest
+            spin(node, 2.0)
+            q0 = arm.q.copy()
+            t0 = time.monotonic()
+            status, result = arm.result(arm.send(quintic(q0, A, 2.0), path_tolerance=_tolerances(0.005)))
+            elapsed = time.monotonic() - t0
+            assert (status, result.error_code) == (GoalStatus.STATUS_ABORTED, Result.PATH_TOLERANCE_VIOLATED), \
+                result.error_string
+            assert elapsed < 2.0, elapsed  # before the end of the trajectory
+            spin(node, 0.3)  # the stop
+            assert arm.motion(1.5) < 5e-3  # holding (the trajectory would move it ~0.5 rad/s)
+            assert np.abs(arm.q - A).max() > 0.1  # it did not go on to the goal
+            # JTC's per-joint gains act on the arm: the payload's sag on joint2 (what the model lacks, held by the
+            # law's feedback alone) shrinks about as 1/Kp when gains.joint2.p goes from omega^2 to 4 omega^2
+            j = 1
+
+            def sag() -> float:
+                spin(node, 3.0)
+                return float(np.mean([abs(m.error.positions[j]) for m in arm.jtc[-20:]]))
+
+            before = sag()
+            omega = 25.0  # config/robot_dynamics.yaml
+            assert arm.set_parameter(f"gains.{NAMES[j]}.p", 4 * omega**2) == (True, "")
+            assert arm.set_parameter(f"gains.{NAMES[j]}.d", 4 * omega) == (True, "")
+            after = sag()
+            print(f"payload sag on {NAMES[j]}: {before:.3e} rad with Kp = {omega**2:g}, {after:.3e} with {4 * omega**2:g}")
+            assert before > 1e-3 and after < before / 2.5, (before, after)
+            assert not bringup.dead(), bringup.dead()
+    finally:
+        node.destroy_node()
+
+
+def test_partial_joints_goal(arm):
+    """JTC's ``allow_partial_joints_goal``: refused by default (INVALID_JOINTS); allowed, the joints the goal leaves out
+    hold their position while the others move."""
+    arm.settle()
+    q0 = arm.q.copy()
+    goal = q0.copy()
+    goal[:5] = A[:5]
+    partial = quintic(q0[:5], goal[:5], 1.5, names=NAMES[:5])
+    status, result = arm.result(arm.send(partial))
+    assert result.error_code == Result.INVALID_JOINTS
+    assert arm.set_parameter("allow_partial_joints_goal", True) == (True, "")
+    try:
+        k = len(arm.states)
+        status, result = arm.result(arm.send(partial, goal_tolerance=_tolerances(0.005, 0.05)[:5],
+                                             goal_time_tolerance=_duration(1.0)))
+        assert status == GoalStatus.STATUS_SUCCEEDED, result.error_string
+        np.testing.assert_allclose(arm.q[:5], goal[:5], atol=0.005)
+        q6 = np.array([s[1][5] for s in arm.states[k:]])
+        assert np.abs(q6 - q0[5]).max() < 2e-3  # held all along
+        assert np.abs(arm.q[:5] - q0[:5]).max() > 0.3  # the others moved
+    finally:
+        assert arm.set_parameter("allow_partial_joints_goal", False)[0]

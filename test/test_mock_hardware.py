@@ -1,6 +1,7 @@
 """Mock hardware that moves (``sim: mock``, the launch file's ``use_mock_hardware:=true``): the MuJoCo arm behind the
 ros2_control topics on the system clock, as a real arm's driver, with the default real-time controller (loop thread
-taking its states itself, no ``/clock``).  A planned move executes and the *arm* (its ``/joint_states``) reaches the
+taking its states itself, no ``/clock``).  A planned move executes (``~/plan`` with ``execute``: through the controller's
+FollowJointTrajectory action, the answer carrying its result) and the *arm* (its ``/joint_states``) reaches the
 goal, a hand-given value; the states are stamped with the system clock, and nobody publishes ``/clock``."""
 
 from __future__ import annotations
@@ -49,7 +50,7 @@ def test_mock_hardware_moves_on_the_system_clock(tmp_path):
             # driver-like stamps: the system clock at publication (received within a fraction of a second)
             lag = np.array([wall - stamp for wall, stamp, _ in states[-50:]])
             assert np.all(np.abs(lag) < 0.5), lag
-            req = PlanTrajectory.Request(joint_names=model.joint_names, profile="quintic", execute=True,
+            req = PlanTrajectory.Request(joint_names=model.joint_names, profile="quintic",
                                          start_from_current=True, waypoints=[JointTrajectoryPoint(positions=GOAL)])
             for _ in range(100):  # until the planner has the arm's position and the controller its model
                 resp = call_service(node, plan, req)
@@ -57,9 +58,15 @@ def test_mock_hardware_moves_on_the_system_clock(tmp_path):
                     break
                 time.sleep(0.1)
             assert resp.success, resp.message
-            duration = resp.trajectory.points[-1].time_from_start
-            done = time.monotonic() + duration.sec + 1e-9 * duration.nanosec
-            _spin_until(node, lambda: time.monotonic() > done + 1.0, 120, "the move")
+            # executed through the controller's FollowJointTrajectory action: the answer comes with the outcome
+            req.execute = True
+            t0 = time.monotonic()
+            resp = call_service(node, plan, req, timeout=60.0)
+            elapsed = time.monotonic() - t0
+            assert resp.success and resp.error_code == 0, resp.message
+            assert "SUCCESSFUL" in resp.message and elapsed >= resp.duration, (resp.message, elapsed)
+            spin = time.monotonic() + 0.5
+            _spin_until(node, lambda: time.monotonic() > spin, 10, "states")
             q = states[-1][2]
             np.testing.assert_allclose(q, GOAL, atol=2e-3)
             assert not clocks, "mock hardware published /clock"

@@ -73,7 +73,7 @@ def _plan(node, plan, **kw):
 
 def test_trajectory_generator_parameters(ros, tmp_path):
     node = ros
-    # an integer for a double: accepted; a controller nobody runs (no subscriber, even of an earlier test's process)
+    # an integer for a double: accepted; a controller nobody runs (no action server, even of an earlier test's process)
     params = {**COMMON, "sample_period": 1, "controller": "absent_controller"}
     with node_process("trajectory_generator", tmp_path, params, param_files=FILES) as proc:
         plan = node.create_client(PlanTrajectory, "/trajectory_generator/plan")
@@ -106,7 +106,7 @@ def test_trajectory_generator_parameters(ros, tmp_path):
             assert not result.successful and reason in result.reason, (name, result.reason)
         assert get_parameter(node, getp, "sample_period").double_value == 0.05
         assert list(get_parameter(node, getp, "max_velocity").double_array_value) == slow
-        # a request waiting for a controller (execute, none subscribed: up to 2 s) delays no other request
+        # a request waiting for a controller (execute, no action server: up to 2 s) delays no other request
         waiting = plan.call_async(PlanTrajectory.Request(joint_names=MODEL.joint_names, waypoints=goal,
                                                          start_from_current=True, execute=True))
         time.sleep(0.05)
@@ -118,7 +118,9 @@ def test_trajectory_generator_parameters(ros, tmp_path):
         assert quick.done() and quick.result().success and not waiting.done(), quick.result()
         assert answered < 1.0, answered  # (it waited 2 s behind the first one before)
         rclpy.spin_until_future_complete(node, waiting, timeout_sec=10.0)
-        assert not waiting.result().success and "no controller subscribed" in waiting.result().message
+        late = waiting.result()
+        assert not late.success and "no FollowJointTrajectory action server" in late.message, late.message
+        assert late.error_code == PlanTrajectory.Response.NOT_EXECUTED and len(late.trajectory.points) > 1
         assert proc.poll() is None
 
 
@@ -164,7 +166,7 @@ def test_controller_parameters_take_effect_or_are_refused(ros, tmp_path):
 
     node = ros
     states: list[ControllerState] = []
-    node.create_subscription(ControllerState, "/computed_torque_controller/controller_state", states.append, 1000)
+    node.create_subscription(ControllerState, "/computed_torque_controller/status", states.append, 1000)
     traj_pub = node.create_publisher(JointTrajectory, "/computed_torque_controller/joint_trajectory", 10)
     params = {**COMMON, "state_timeout": 0.5, "omega": 25, "rate": 200.0, "state_publish_rate": 0.0}
     with node_process("computed_torque_controller", tmp_path, params, param_files=FILES) as proc:

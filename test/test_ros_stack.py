@@ -1,6 +1,7 @@
 """Integration: the whole node set in separate processes over DDS (bring-up runner's node set).
 
-* ``~/plan`` with ``execute`` makes the simulated arm reach the goal, tracked like issue 8;
+* a ``~/plan`` trajectory (with its feed-forward efforts) sent to the controller's topic makes the simulated arm
+  reach the goal, tracked like issue 8 (``execute`` goes through the controller's action: test_trajectory_generator);
 * a bad trajectory is rejected and the controller keeps its reference;
 * stale ``/joint_states`` triggers the safe behaviour within one timeout and recovery after.
 Oracles: the goal itself (a hand-given value), the planner's own limits, and the gravity
@@ -16,7 +17,7 @@ import pytest
 import rclpy
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from ros_harness import call_service, wait_for_service
+from ros_harness import call_service, send_trajectory, wait_for_service
 from std_msgs.msg import Float64MultiArray
 from std_srvs.srv import SetBool, Trigger
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
@@ -68,7 +69,7 @@ def stack(tmp_path_factory):
     node = rclpy.create_node("test_stack_client")
     with Bringup(nodes, log_dir=log_dir) as bringup:
         states: list[ControllerState] = []
-        node.create_subscription(ControllerState, "/computed_torque_controller/controller_state", states.append, 1000)
+        node.create_subscription(ControllerState, "/computed_torque_controller/status", states.append, 1000)
         plan = node.create_client(PlanTrajectory, "/trajectory_generator/plan")
         wait_for_service(plan, 60)
         _spin_until(node, lambda: len(states) > 10, 60, "controller not running")
@@ -96,9 +97,11 @@ def test_plan_execute_reaches_goal(stack):
     time.sleep(0.3)
     resp = _plan(
         node, plan, joint_names=model.joint_names, waypoints=[JointTrajectoryPoint(positions=GOAL)],
-        profile="trapezoid", execute=True, start_from_current=True,
+        profile="trapezoid", start_from_current=True,
     )
     assert resp.success, resp.message
+    first = len(states)
+    send_trajectory(node, resp.trajectory)
     # rviz markers: DELETEALL, then the tip path ending at the tip pose of the goal (Pinocchio-checked FK)
     _spin_until(node, lambda: bool(markers), 10, "no path markers")
     node.destroy_subscription(sub)
@@ -113,7 +116,6 @@ def test_plan_execute_reaches_goal(stack):
     qdd = np.array([p.accelerations for p in resp.trajectory.points])
     assert np.all(np.abs(qd) <= model.limits["velocity"] * (1 + 1e-9))
     assert np.all(np.abs(qdd) <= model.limits["acceleration"] * (1 + 1e-9))
-    first = len(states)
     _spin_until(node, lambda: _settled(states, first, GOAL, 0.5), 120, "the move did not complete")
     seg = states[first:]
     err = np.abs(np.array([s.error.positions for s in seg]))

@@ -94,3 +94,79 @@ def test_ur5_model_against_pinocchio_bisection():
     assert res.peak_ratio_before > 1.0
     assert res.scale == pytest.approx(k_ref, rel=1e-7)
     assert res.peak_ratio <= 1.0 + 1e-9
+
+
+def test_peak_rates_bound_the_interpolated_path():
+    """Exact peaks of |qd|, |qdd| between the points: never below a dense sampling, and check_path_limits agrees."""
+    from robot_dynamics.trajectory import SampledTrajectory, peak_rates
+    from robot_dynamics.trajectory.sampled import check_path_limits
+
+    rng = np.random.default_rng(3)
+    for fields in (1, 2, 3):
+        t = np.concatenate([[0.0], np.cumsum(rng.uniform(0.05, 0.3, 19))])
+        p, v, a = rng.normal(size=(20, 3)), rng.normal(size=(20, 3)), 3 * rng.normal(size=(20, 3))
+        traj = SampledTrajectory(t, p, v if fields > 1 else None, a if fields > 2 else None)
+        pv, pa = peak_rates(traj)
+        _, qd, qdd = traj.evaluate(np.linspace(0.0, traj.duration, 200_001))
+        assert np.all(np.abs(qd).max(axis=0) <= pv * (1 + 1e-12)) and np.all(np.abs(qd).max(axis=0) >= pv * (1 - 1e-6))
+        assert np.all(np.abs(qdd).max(axis=0) <= pa * (1 + 1e-12) + 1e-12)
+        check_path_limits(traj, -np.inf, np.inf, pv, rate_tolerance=1e-9)
+        with pytest.raises(ValueError, match="velocity"):
+            check_path_limits(traj, -np.inf, np.inf, pv * (1 - 1e-5), rate_tolerance=0.0)
+
+
+@pytest.mark.parametrize("slow", [0.3, 3.0])
+def test_retime_to_limits_both_ways_pendulum(slow):
+    """Optimal uniform scale, faster or slower than the input: the hand-derived pendulum by bisection on the same
+    states (segment grid, both ends), the velocity bound by hand (|qd| / k <= v)."""
+    from robot_dynamics.trajectory import SampledTrajectory, retime_to_limits
+    from robot_dynamics.trajectory.time_scaling import segment_grid
+
+    base = point_to_point([0.0], [math.pi / 2], 8.0, 40.0, "quintic")
+    t, q, qd, qdd = base.sample(base.duration / 50)
+    traj = SampledTrajectory(t * slow, q, qd / slow, qdd / slow**2)
+    limit, vmax = 12.0, 20.0
+    res = retime_to_limits(traj, pendulum, limit, vmax, time_quantum=1e-9)
+    gq, gqd, gqdd = segment_grid(traj, 20)
+    k_eff = bisect_scale(_States(gq, gqd, gqdd), pendulum, limit, None, lo=1e-3, hi=64.0)
+    k_vel = 15.0 / 8.0 * (math.pi / 2) / base.duration / slow / vmax  # quintic peak speed 15/8 D / t_f
+    assert res.binding == "effort" and k_eff > k_vel
+    assert res.scale == pytest.approx(k_eff, rel=1e-5) and (res.scale < 1.0) == (slow > 1.0)
+    assert res.velocity_scale == pytest.approx(k_vel, rel=1e-6)
+    assert res.peak_ratio <= 1.0 and res.peak_velocity_ratio <= 1.0
+    out = res.trajectory
+    sub = (out.times[:-1, None] + np.diff(out.times)[:, None] * np.arange(10)[None, :] / 10).ravel()
+    assert np.max(np.abs(pendulum(*out.evaluate(sub)))) <= limit  # 10 per interval: within the 20-per-segment grid
+    # between the grid points the efforts may pass the limit by O((T / 20)^2): here 50 segments, 1.4e-6
+    tq, tqd, tqdd = out.evaluate(np.linspace(0.0, res.duration, 20_001))
+    assert np.max(np.abs(pendulum(tq, tqd, tqdd))) <= limit * (1 + 1e-5)
+    # only_stretch keeps k >= 1
+    assert retime_to_limits(traj, pendulum, limit, vmax, min_scale=1.0).scale >= 1.0
+
+
+class _States:
+    """A 'trajectory' that returns fixed states (for bisect_scale on a segment grid)."""
+
+    def __init__(self, q, qd, qdd) -> None:
+        self.states = (q, qd, qdd)
+
+    def evaluate(self, _times):
+        return self.states
+
+
+def test_fit_samples_to_effort_limits_samples_and_duration():
+    from robot_dynamics.trajectory import fit_samples_to_effort_limits
+
+    traj = point_to_point([0.0], [math.pi / 2], 8.0, 40.0, "trapezoid")
+    fit = fit_samples_to_effort_limits(traj, pendulum, 0.01, 12.0)
+    assert fit.min_scale > 1.0 and fit.scale == fit.min_scale
+    assert np.max(np.abs(pendulum(fit.q, fit.qd, fit.qdd))) <= 12.0
+    np.testing.assert_allclose(fit.effort, pendulum(fit.q, fit.qd, fit.qdd), rtol=0, atol=0)
+    k_ref = bisect_scale(traj, pendulum, 12.0, np.linspace(0.0, traj.duration, 20_001))
+    assert fit.scale == pytest.approx(k_ref, rel=5e-3)  # the grid is 20x the samples, not exact at a phase switch
+    with pytest.raises(ValueError, match="shorter than the minimum"):
+        fit_samples_to_effort_limits(traj, pendulum, 0.01, 12.0, duration=traj.duration * fit.scale * 0.999)
+    longer = fit_samples_to_effort_limits(traj, pendulum, 0.01, 12.0, duration=traj.duration * fit.scale * 2)
+    assert longer.duration == pytest.approx(traj.duration * fit.scale * 2) and longer.peak_ratio < 1.0
+    with pytest.raises(ValueError, match="exceed"):
+        fit_samples_to_effort_limits(traj, pendulum, 1e-4, 12.0, max_samples=100)

@@ -9,7 +9,7 @@ import time
 import numpy as np
 import pytest
 import rclpy
-from ros_harness import call_service, wait_for_service
+from ros_harness import call_service, send_trajectory, wait_for_service
 from ros_stack_harness import spin_until as _spin_until
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
@@ -54,7 +54,7 @@ def test_two_robots_in_two_namespaces(tmp_path):
             _spin_until(node, lambda: len(q) == 2 and all(commands.values()), 90, "both arms commanded")
             ends = []
             for ns, client in plans.items():
-                req = PlanTrajectory.Request(joint_names=model.joint_names, profile="quintic", execute=True,
+                req = PlanTrajectory.Request(joint_names=model.joint_names, profile="quintic",
                                              start_from_current=True,
                                              waypoints=[JointTrajectoryPoint(positions=GOALS[ns])])
                 for _ in range(100):
@@ -63,6 +63,7 @@ def test_two_robots_in_two_namespaces(tmp_path):
                         break
                     time.sleep(0.1)
                 assert resp.success, (ns, resp.message)
+                send_trajectory(node, resp.trajectory, f"{ns}/computed_torque_controller/joint_trajectory")
                 d = resp.trajectory.points[-1].time_from_start
                 ends.append(time.monotonic() + d.sec + 1e-9 * d.nanosec)
             _spin_until(node, lambda: time.monotonic() > max(ends) + 1.5, 120, "the moves")

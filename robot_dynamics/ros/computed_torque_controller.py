@@ -174,6 +174,8 @@ PARAMETERS = Schema(
     Param("cpu_affinity", [], "CPUs the control loop's thread may run on; empty: unchanged", kind="int_array", lo=0),
     Param("action_monitor_rate", 20.0, "feedback rate of ~/follow_joint_trajectory (JTC's name)", lo=0.1, hi=1000.0,
           unit="Hz"),
+    Param("allow_partial_joints_goal", False, "a goal may name some of the joints: the others hold their measured "
+          "position (JTC's name)", live=True),
     Param("constraints.goal_time", 0.0, "default goal_time_tolerance of a goal: after the last point, time allowed to "
           "get within the goal tolerances, else GOAL_TOLERANCE_VIOLATED; 0: no limit (JTC)", lo=0.0, hi=3600.0,
           live=True, unit="s"),
@@ -321,6 +323,26 @@ def _with_gains(law: str, model: RobotModel, kp: np.ndarray, kd: np.ndarray, eff
         return PredictiveController(model, kp, kd, effort_limit=effort, **kwargs)
     return ComputedTorqueController(model, kp, kd, scheme="position" if law == "position" else "tracking",
                                     effort_limit=effort, **kwargs)
+
+
+def _completed(msg: JointTrajectory, names: list[str], q: np.ndarray) -> JointTrajectory:
+    """``msg`` with the joints of ``names`` it lacks held at ``q`` (model order; zero velocity, acceleration and
+    effort where the points give those fields); itself when it names them all or names an unknown one (refused by
+    the check that follows, with its reason)."""
+    given = list(msg.joint_names)
+    missing = [j for j in names if j not in given]
+    if not missing or not set(given) <= set(names):
+        return msg
+    hold = [float(q[names.index(j)]) for j in missing]
+    zeros = [0.0] * len(missing)
+    out = JointTrajectory(header=msg.header, joint_names=given + missing)
+    for p in msg.points:
+        out.points.append(JointTrajectoryPoint(
+            positions=list(p.positions) + hold if len(p.positions) else [],
+            velocities=list(p.velocities) + zeros if len(p.velocities) else [],
+            accelerations=list(p.accelerations) + zeros if len(p.accelerations) else [],
+            effort=list(p.effort) + zeros if len(p.effort) else [], time_from_start=p.time_from_start))
+    return out
 
 
 def _with_joint_gains(controller: JointController, law: str, model: RobotModel, values: dict, effort: np.ndarray | None,
@@ -927,8 +949,11 @@ class ComputedTorqueControllerNode(Node):
             "goal_time": values["constraints.goal_time"],
         }
         tol = tolerances(goal, names, defaults)
+        trajectory = goal.trajectory
+        if values["allow_partial_joints_goal"]:
+            trajectory = _completed(trajectory, names, self.q)
         try:
-            traj, stamp = self._checked_trajectory(goal.trajectory, ctx)
+            traj, stamp = self._checked_trajectory(trajectory, ctx)
         except Refused as exc:
             self.refusals.refuse(exc.cause, f"goal: {exc}")
             raise GoalError(INVALID_JOINTS if exc.cause in JOINT_CAUSES else INVALID_GOAL, f"{exc.cause}: {exc}") \

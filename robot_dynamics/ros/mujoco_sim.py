@@ -63,6 +63,7 @@ from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray, String
 from std_srvs.srv import SetBool, Trigger
 
+from ..model.inertia import with_payload
 from ..model.robot_model import RobotModel
 from ..sim.simulator import MujocoArm, PlantDiverged, perturbed
 from . import lockstep as protocol
@@ -104,6 +105,11 @@ PARAMETERS = Schema(
     Param("initial_positions", [], "start (and ~/reset) positions, URDF chain order (default: zeros)",
           kind="double_array", unit="rad, m"),
     Param("model_error", 0.0, "relative error of the simulated plant's inertial parameters", lo=0.0, hi=0.99),
+    Param("payload", 0.0, "a point mass the simulated arm carries and the controllers' model lacks (core "
+          "with_payload)", lo=0.0, hi=1e4, unit="kg"),
+    Param("payload_com", [], "its position [x, y, z] in payload_link; empty: the link's origin", kind="double_array",
+          unit="m"),
+    Param("payload_link", "", "URDF link carrying the payload; empty: the tip link"),
     Param("noise_q", 0.0, "standard deviation of the position measurement noise", lo=0.0, hi=1e3, unit="rad, m"),
     Param("seed", 0, "seed of the plant error and the noise"),
     Param("publish_clock", True, "publish /clock (the sim is the time source)"),
@@ -233,6 +239,11 @@ class MujocoSim(Node):
         if sorted(joints) != sorted(model.joint_names):
             raise ValueError(f"joints {joints} do not match the model {model.joint_names}")
         plant = perturbed(model, self.model_error, self.seed) if self.model_error > 0 else model
+        v = self.params.values
+        if v["payload"] > 0:
+            plant = with_payload(plant, v["payload"], v["payload_com"] or (0.0, 0.0, 0.0), v["payload_link"] or None)
+            self.get_logger().info(f"the simulated arm carries {v['payload']:g} kg on "
+                                   f"{v['payload_link'] or model.tip_link} (not in the controllers' model)")
         arm = MujocoArm(plant, timestep=self.timestep, noise_q=self.noise_q, rng=self.seed)
         q0 = self.params.values["initial_positions"]
         q0 = np.zeros(model.dof) if len(q0) == 0 else np.asarray(q0, float)

@@ -1,23 +1,41 @@
-"""Node ``trajectory_generator``: synchronized joint trajectories of 001 chapter 8 as a service.
+"""Node ``trajectory_generator``: synchronized joint trajectories of 001 chapter 8 as services.
 
 ``~/plan`` (``robot_dynamics_interfaces/srv/PlanTrajectory``) plans through the
 waypoints with the requested profile, minimum time under the velocity and
 acceleration limits (request values, else the ``max_velocity``/``max_acceleration``
-parameters, else the URDF limits), samples it at ``sample_period`` and returns a
-``trajectory_msgs/JointTrajectory``.  With ``execute`` the trajectory goes to
-``/<controller>/joint_trajectory``.  The tip path is published for rviz on
+parameters, else the URDF limits), stretched uniformly (001 §8.3) when the model's
+efforts would exceed the URDF effort limits, samples it at ``sample_period`` and returns a
+``trajectory_msgs/JointTrajectory`` whose points carry the feed-forward efforts of the
+model (Newton-Euler with friction and rotor inertia, 001 eq. 7.61).  A requested
+``duration`` shorter than the feasible minimum, or a static load (gravity + Coulomb
+friction) beyond a limit, is refused.  With ``execute`` the trajectory is sent as a
+``control_msgs/action/FollowJointTrajectory`` goal to ``<controller>/follow_joint_trajectory``
+and the response reports the result (``error_code``, ``error_string``); no server within
+2 s, a rejected goal or no result within the duration plus ``execute_timeout_margin``
+(the goal is then canceled) are reported too.  The tip path is published for rviz on
 ``~/path_markers`` (``visualization_msgs/MarkerArray``: DELETEALL, then a LINE_STRIP
 and the waypoints as a SPHERE_LIST, in the ``base_link`` frame).
+
+``~/time_scale`` (``robot_dynamics_interfaces/srv/TimeScale``) re-times a given trajectory
+(the path interpolated through its points as a controller plays it) by the optimal uniform
+scale of the core (:func:`~robot_dynamics.trajectory.time_scaling.retime_to_limits`,
+001 §8.3): the velocity limits on the whole interpolated path, the effort limits on a
+dense grid, faster than the input when it allows (``only_stretch`` keeps k >= 1).
 """
 
 from __future__ import annotations
 
 import math
+import threading
 import time
+from typing import Any
 
 import numpy as np
+from action_msgs.msg import GoalStatus
 from builtin_interfaces.msg import Duration
+from control_msgs.action import FollowJointTrajectory
 from geometry_msgs.msg import Point
+from rclpy.action import ActionClient
 from rclpy.callback_groups import MutuallyExclusiveCallbackGroup, ReentrantCallbackGroup
 from rclpy.node import Node
 from rclpy.qos import qos_profile_sensor_data
@@ -26,11 +44,22 @@ from std_msgs.msg import ColorRGBA
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 from visualization_msgs.msg import Marker, MarkerArray
 
-from robot_dynamics_interfaces.srv import PlanTrajectory
+from robot_dynamics_interfaces.srv import PlanTrajectory, TimeScale
 
 from ..model.robot_model import RobotModel
-from ..trajectory import PROFILES, TimeScaledTrajectory, Trajectory, through_waypoints
-from .conversions import JointOrder
+from ..trajectory import (
+    PROFILES,
+    SampledTrajectory,
+    TimeScaledTrajectory,
+    Trajectory,
+    efforts_along,
+    fit_samples_to_effort_limits,
+    retime_to_limits,
+    through_waypoints,
+)
+from ..trajectory.sampled import check_path_limits
+from . import validation
+from .conversions import JointOrder, float_rows
 from .description import RobotDescription
 from .parameters import Param, Schema
 from .runtime import Refusals, Refused, guarded, run_node
@@ -38,12 +67,21 @@ from .validation import MAX_JOINT_STATE_NAMES
 
 MAX_SAMPLES = 100_000
 MAX_WAYPOINTS = 10_000
+SERVER_TIMEOUT = 2.0  # s: wait for the controller's action server before refusing to execute
+GOAL_TIMEOUT = 5.0    # s: wait for the goal's acceptance
+CANCEL_TIMEOUT = 2.0  # s: wait for a cancel's answer after a result timeout
+RESULT = FollowJointTrajectory.Result
+ERROR_NAMES = {RESULT.SUCCESSFUL: "SUCCESSFUL", RESULT.INVALID_GOAL: "INVALID_GOAL",
+               RESULT.INVALID_JOINTS: "INVALID_JOINTS", RESULT.OLD_HEADER_TIMESTAMP: "OLD_HEADER_TIMESTAMP",
+               RESULT.PATH_TOLERANCE_VIOLATED: "PATH_TOLERANCE_VIOLATED",
+               RESULT.GOAL_TOLERANCE_VIOLATED: "GOAL_TOLERANCE_VIOLATED"}
 
 
 def plan_joint_trajectory(
     waypoints: np.ndarray, v_max: np.ndarray, a_max: np.ndarray, profile: str, duration: float
 ) -> Trajectory:
-    """Minimum-time synchronized trajectory through ``waypoints`` (m, n), optionally stretched to ``duration``."""
+    """Minimum-time synchronized trajectory through ``waypoints`` (m, n), optionally stretched to ``duration``
+    (velocity and acceleration limits only; the node then applies the effort limits)."""
     traj = through_waypoints(waypoints, v_max, a_max, profile=profile)
     if duration > 0:
         if traj.duration <= 0:
@@ -59,9 +97,16 @@ def _duration_msg(t: float) -> Duration:
     return Duration(sec=ns // 1_000_000_000, nanosec=ns % 1_000_000_000)
 
 
+def _wait(future: Any, timeout: float) -> bool:
+    """Wait (without spinning: the executor's other threads complete it) until ``future`` is done."""
+    done = threading.Event()
+    future.add_done_callback(lambda _f: done.set())
+    return done.wait(timeout) or future.done()
+
+
 PARAMETERS = Schema(
-    Param("controller", "computed_torque_controller", "name of the controller node: trajectories go to "
-          "/<controller>/joint_trajectory"),
+    Param("controller", "computed_torque_controller", "name of the controller node: execute sends the trajectory "
+          "to its action <controller>/follow_joint_trajectory (control_msgs/FollowJointTrajectory)"),
     Param("sample_period", 0.01, "sampling period of planned trajectories (a request's sample_period wins)",
           lo=1e-4, hi=10.0, live=True, unit="s"),
     Param("max_velocity", [], "velocity bound per joint (model order) when a request gives none; never above the "
@@ -69,16 +114,19 @@ PARAMETERS = Schema(
     Param("max_acceleration", [], "acceleration bound per joint when a request gives none; never above the robot's; "
           "empty: the robot's (config acceleration_limits)", kind="double_array", lo=0.0, open_lo=True, live=True,
           unit="rad/s^2, m/s^2"),
+    Param("execute_timeout_margin", 5.0, "execute: the result is awaited for the trajectory's duration plus this "
+          "long, then the goal is canceled and the timeout reported", lo=0.0, hi=3600.0, live=True, unit="s"),
 )
 
 
 class TrajectoryGenerator(Node):
-    """``~/plan`` runs in a reentrant callback group of a multithreaded executor (runtime.run_node): a request
-    that waits for the controller's subscription (``execute``, up to 2 s) never delays another request, the
-    ``joint_states`` input or the parameter services."""
+    """``~/plan`` and ``~/time_scale`` run in a reentrant callback group of a multithreaded executor
+    (runtime.run_node): a request that waits for the controller (``execute``: its action server up to 2 s, then the
+    result) never delays another request, the ``joint_states`` input or the parameter services.  The action
+    client's responses arrive in a group of their own, on another executor thread, while ``~/plan`` waits."""
 
     multithreaded = True
-    executor_threads = 4
+    executor_threads = 6
 
     def __init__(self) -> None:
         super().__init__("trajectory_generator")
@@ -90,11 +138,15 @@ class TrajectoryGenerator(Node):
         self.current: dict[str, float] = {}
         self.refusals = Refusals(self)
         controller = self.params.values["controller"]
-        self.traj_pub = self.create_publisher(JointTrajectory, f"{controller}/joint_trajectory", 10)
+        self.action_name = f"{controller}/follow_joint_trajectory"  # relative: a namespace moves it
+        self.follow = ActionClient(self, FollowJointTrajectory, self.action_name,
+                                   callback_group=MutuallyExclusiveCallbackGroup())
         self.marker_pub = self.create_publisher(MarkerArray, "~/path_markers", 10)
         self.create_subscription(JointState, "joint_states", self.on_joint_states, qos_profile_sensor_data,
                                  callback_group=MutuallyExclusiveCallbackGroup())
-        self.create_service(PlanTrajectory, "~/plan", self.plan, callback_group=ReentrantCallbackGroup())
+        services = ReentrantCallbackGroup()
+        self.create_service(PlanTrajectory, "~/plan", self.plan, callback_group=services)
+        self.create_service(TimeScale, "~/time_scale", self.time_scale, callback_group=services)
         self.description = RobotDescription(self, self._on_model, MutuallyExclusiveCallbackGroup())
 
     def _check_parameters(self, changes: dict) -> None:
@@ -127,6 +179,19 @@ class TrajectoryGenerator(Node):
             if name in joints and math.isfinite(p):
                 self.current[name] = p
 
+    def _bound(self, values: Any, what: str, robot: np.ndarray, order: JointOrder, n: int) -> np.ndarray:
+        """A request's per-joint bound (request order) -> model order: finite, positive, never above the robot's."""
+        v = order.model_vector(values, what, n)
+        if np.any(v <= 0):
+            bad = [self.model.joint_names[i] for i in np.flatnonzero(v <= 0)]
+            raise ValueError(f"{what} must be positive; bad for {bad}")
+        above = np.flatnonzero(v > robot * (1 + 1e-12))
+        if above.size:
+            j = int(above[0])
+            raise ValueError(f"{what} of {self.model.joint_names[j]} is {v[j]:.6g}, above the robot's limit "
+                             f"{robot[j]:.6g}")
+        return v
+
     def _limits(self, request_values, parameter: str, robot: np.ndarray, order: JointOrder, n: int) -> np.ndarray:
         """Velocity or acceleration bounds: the request's, else the parameter's, else the robot's; never
         above the robot's own limits (URDF velocity, config acceleration)."""
@@ -147,17 +212,25 @@ class TrajectoryGenerator(Node):
                              f"{robot[j]:.6g}")
         return v
 
-    def plan(self, request: PlanTrajectory.Request, response: PlanTrajectory.Response) -> PlanTrajectory.Response:
+    @staticmethod
+    def _answer(work: Any, request: Any, response: Any) -> Any:
+        """Run ``work``: every bad request is answered (success false, the cause); the node keeps serving."""
         try:
-            self._plan(request, response)
-            response.success = True
-        except Exception as exc:  # every bad request is answered; the node keeps serving
+            if work(request, response) is not False:
+                response.success = True
+        except Exception as exc:
             response.success = False
             cause = exc.cause if isinstance(exc, Refused) else type(exc).__name__
             response.message = f"{cause}: {exc}"
         return response
 
-    def _plan(self, request: PlanTrajectory.Request, response: PlanTrajectory.Response) -> None:
+    def plan(self, request: PlanTrajectory.Request, response: PlanTrajectory.Response) -> PlanTrajectory.Response:
+        return self._answer(self._plan, request, response)
+
+    def time_scale(self, request: TimeScale.Request, response: TimeScale.Response) -> TimeScale.Response:
+        return self._answer(self._time_scale, request, response)
+
+    def _plan(self, request: PlanTrajectory.Request, response: PlanTrajectory.Response) -> bool:
         model = self.model
         if model is None:
             raise ValueError("no robot model yet (robot_description not received)")
@@ -194,34 +267,125 @@ class TrajectoryGenerator(Node):
         period = request.sample_period or self.params.values["sample_period"]
         if not (math.isfinite(period) and period > 0):
             raise ValueError("sample_period must be finite and positive")
-        traj = plan_joint_trajectory(waypoints, v_max, a_max, profile, request.duration)
-        if traj.duration / period > MAX_SAMPLES:
-            raise ValueError(f"{traj.duration / period:.0f} samples exceed {MAX_SAMPLES}; use a longer sample_period")
-        times, q, qd, qdd = traj.sample(period)
+        base = plan_joint_trajectory(waypoints, v_max, a_max, profile, 0.0)  # minimum time: velocity, acceleration
+        if request.duration > 0 and base.duration > 0 and request.duration < base.duration * (1 - 1e-12):
+            raise ValueError(f"duration {request.duration} s is shorter than the minimum {base.duration:.6g} s for "
+                             f"these limits")
+        if max(base.duration, request.duration) / period > MAX_SAMPLES:
+            raise ValueError(f"{max(base.duration, request.duration) / period:.0f} samples exceed {MAX_SAMPLES}; use a "
+                             f"longer sample_period")
+        # the efforts of the samples (and a grid 20x denser) within the URDF effort limits: stretch (001 §8.3)
+        fit = fit_samples_to_effort_limits(base, model, period, duration=request.duration, names=model.joint_names,
+                                           max_samples=MAX_SAMPLES)
         perm = order.to_request
         msg = JointTrajectory(joint_names=order.names)
+        positions, velocities = float_rows(fit.q[:, perm]), float_rows(fit.qd[:, perm])
+        accelerations, efforts = float_rows(fit.qdd[:, perm]), float_rows(fit.effort[:, perm])
         msg.points = [
-            JointTrajectoryPoint(
-                positions=q[k, perm].tolist(),
-                velocities=qd[k, perm].tolist(),
-                accelerations=qdd[k, perm].tolist(),
-                time_from_start=_duration_msg(float(t)),
-            )
-            for k, t in enumerate(times)
+            JointTrajectoryPoint(positions=positions[k], velocities=velocities[k], accelerations=accelerations[k],
+                                 effort=efforts[k], time_from_start=_duration_msg(float(t)))
+            for k, t in enumerate(fit.times)
         ]
         response.trajectory = msg
-        response.duration = float(traj.duration)
-        response.message = f"{profile}: {traj.duration:.4f} s, {len(times)} points"
+        response.duration = float(fit.duration)
+        response.effort_scale = float(fit.min_scale)
+        response.peak_effort_ratio = float(fit.peak_ratio)
+        response.message = f"{profile}: {fit.duration:.4f} s, {len(fit.times)} points"
+        if fit.min_scale > 1.0:
+            response.message += (f", stretched x{fit.min_scale:.6g} for the effort limits (the velocity and "
+                                 f"acceleration limits alone: {base.duration:.4f} s)")
+        response.message += f", peak effort {fit.peak_ratio:.1%} of the limits"
+        self._publish_path(fit.q, waypoints)
         if request.execute:
-            # a volatile topic: publishing before discovery has matched the controller loses the message
-            deadline = time.monotonic() + 2.0
-            while self.traj_pub.get_subscription_count() == 0 and time.monotonic() < deadline:
-                time.sleep(0.01)
-            if self.traj_pub.get_subscription_count() == 0:
-                raise ValueError(f"no controller subscribed to {self.traj_pub.topic_name}: not executed")
-            self.traj_pub.publish(msg)
-            response.message += ", sent to the controller"
-        self._publish_path(q, waypoints)
+            return self._execute(msg, fit.duration, response)
+        return True
+
+    def _execute(self, msg: JointTrajectory, duration: float, response: PlanTrajectory.Response) -> bool:
+        """Send ``msg`` as a FollowJointTrajectory goal and wait for its result (never spinning: the action client's
+        group runs on another executor thread); the outcome goes into ``response``.  False when not successful."""
+        client = self.follow
+        name = f"{self.get_namespace().rstrip('/')}/{self.action_name}"
+        deadline = time.monotonic() + SERVER_TIMEOUT
+        while not client.server_is_ready() and time.monotonic() < deadline:
+            time.sleep(0.01)
+
+        def fail(code: int, text: str) -> bool:
+            response.error_code, response.error_string = code, text
+            response.message += f"; {text}"
+            return False
+
+        if not client.server_is_ready():
+            return fail(PlanTrajectory.Response.NOT_EXECUTED,
+                        f"no FollowJointTrajectory action server {name} within {SERVER_TIMEOUT:g} s: not executed")
+        sent = client.send_goal_async(FollowJointTrajectory.Goal(trajectory=msg))
+        if not _wait(sent, GOAL_TIMEOUT):
+            # accepted later? then cancel it: the caller was told it was not executed
+            sent.add_done_callback(lambda f: f.result().cancel_goal_async() if f.result() and f.result().accepted else None)
+            return fail(PlanTrajectory.Response.NOT_EXECUTED,
+                        f"{name} did not answer the goal within {GOAL_TIMEOUT:g} s: not executed")
+        handle = sent.result()
+        if handle is None or not handle.accepted:
+            return fail(PlanTrajectory.Response.GOAL_REJECTED, f"{name} rejected the goal: not executed")
+        result = handle.get_result_async()
+        wait = duration + float(self.params.values["execute_timeout_margin"])
+        if not _wait(result, wait):
+            cancel = handle.cancel_goal_async()
+            canceled = _wait(cancel, CANCEL_TIMEOUT)
+            return fail(PlanTrajectory.Response.RESULT_TIMEOUT,
+                        f"no result from {name} within {wait:.3g} s (duration + execute_timeout_margin): goal "
+                        f"{'canceled' if canceled else 'cancel requested, unanswered'}")
+        outcome = result.result()
+        code, text = int(outcome.result.error_code), str(outcome.result.error_string)
+        response.error_code, response.error_string = code, text
+        label = ERROR_NAMES.get(code, "unknown error code")
+        status = {GoalStatus.STATUS_SUCCEEDED: "succeeded", GoalStatus.STATUS_ABORTED: "aborted",
+                  GoalStatus.STATUS_CANCELED: "canceled"}.get(outcome.status, f"status {outcome.status}")
+        ok = code == RESULT.SUCCESSFUL and outcome.status == GoalStatus.STATUS_SUCCEEDED
+        response.message += (f"; executed by {name}: {status}, {label} ({code})" + (f": {text}" if text else ""))
+        return ok
+
+    def _time_scale(self, request: TimeScale.Request, response: TimeScale.Response) -> None:
+        model = self.model
+        if model is None:
+            raise ValueError("no robot model yet (robot_description not received)")
+        n = model.dof
+        msg = request.trajectory
+        data = validation.trajectory(msg, model.joint_names, MAX_SAMPLES)
+        order = JointOrder(model.joint_names, list(msg.joint_names))
+        lim = model.limits
+        vel = self._bound(request.max_velocity, "max_velocity", lim["velocity"], order, n) \
+            if len(request.max_velocity) else np.asarray(lim["velocity"], float)
+        eff = self._bound(request.max_effort, "max_effort", lim["effort"], order, n) \
+            if len(request.max_effort) else np.asarray(lim["effort"], float)
+        acc = self._bound(request.max_acceleration, "max_acceleration", lim["acceleration"], order, n) \
+            if len(request.max_acceleration) else None
+        traj = SampledTrajectory(data["times"], data["positions"], data["velocities"], data["accelerations"])
+        # scaling never moves the path: it must be inside the position limits as given
+        check_path_limits(traj, lim["lower"], lim["upper"], names=model.joint_names)
+        res = retime_to_limits(traj, model, eff, vel, acceleration_limits=acc, min_scale=1.0 if request.only_stretch
+                               else 0.0, time_quantum=1e-9, names=model.joint_names)
+        out = res.trajectory
+        tau = efforts_along(out, model, out.times)  # at the points (the last one: its segment's end)
+        perm = order.to_request
+        positions, efforts = float_rows(out.positions[:, perm]), float_rows(tau[:, perm])
+        velocities = float_rows(out.velocities[:, perm]) if out.velocities is not None else None
+        accelerations = float_rows(out.accelerations[:, perm]) if out.accelerations is not None else None
+        points = []
+        for k, t in enumerate(out.times):
+            p = JointTrajectoryPoint(positions=positions[k], effort=efforts[k], time_from_start=_duration_msg(float(t)))
+            if velocities is not None:
+                p.velocities = velocities[k]
+            if accelerations is not None:
+                p.accelerations = accelerations[k]
+            points.append(p)
+        response.trajectory = JointTrajectory(header=msg.header, joint_names=list(msg.joint_names), points=points)
+        response.scale, response.duration, response.binding = float(res.scale), float(out.duration), res.binding
+        response.effort_scale, response.velocity_scale = float(res.effort_scale), float(res.velocity_scale)
+        response.peak_effort_ratio, response.peak_velocity_ratio = float(res.peak_ratio), float(res.peak_velocity_ratio)
+        response.peak_effort_ratio_before = float(res.peak_ratio_before)
+        response.message = (f"scale {res.scale:.6g} ({res.binding} limits bind): {out.duration:.4f} s for "
+                            f"{traj.duration:.4f} s, {len(points)} points, peak effort {res.peak_ratio:.1%} and peak "
+                            f"velocity {res.peak_velocity_ratio:.1%} of the limits")
 
     def _publish_path(self, q: np.ndarray, waypoints: np.ndarray) -> None:
         model = self.model

@@ -23,12 +23,20 @@ from .profiles import (
     smooth_trapezoid,
     trapezoid,
 )
-from .sampled import SampledTrajectory
+from .sampled import SampledTrajectory, peak_rates
 from .task_space import TaskSpaceLine, axis_angle, task_space_line
-from .time_scaling import TimeScalingResult, efforts_along, scale_to_effort_limits
+from .time_scaling import (
+    FittedSamples,
+    TimeScalingResult,
+    efforts_along,
+    fit_samples_to_effort_limits,
+    retime_to_limits,
+    scale_to_effort_limits,
+)
 
 __all__ = [
     "PROFILES",
+    "FittedSamples",
     "HermiteSegment",
     "PiecewiseTrajectory",
     "PointToPointTrajectory",
@@ -41,11 +49,14 @@ __all__ = [
     "bang_bang",
     "cubic",
     "efforts_along",
+    "fit_samples_to_effort_limits",
     "linear",
     "minimum_time",
+    "peak_rates",
     "plot_trajectory",
     "point_to_point",
     "quintic",
+    "retime_to_limits",
     "scale_to_effort_limits",
     "smooth_trapezoid",
     "synchronized_timing",

@@ -77,6 +77,8 @@ class SampledTrajectory(Trajectory):
         self.degree = degree
         self.times = t
         self.positions = p
+        self.velocities = v if degree >= 3 else None  # the fields given (after ``start``), None when absent
+        self.accelerations = a if degree == 5 else None
         self.duration = float(t[-1])
         self._coef = self._coefficients(t, p, v, a, degree)  # (segments, 6, n)
         self._cursor = 0
@@ -202,6 +204,60 @@ def _first_violation(b: np.ndarray, lo: np.ndarray, hi: np.ndarray, max_levels: 
         u0 = np.concatenate([u0, u0 + width])
     k = int(np.argmax(np.maximum(b.max(axis=1) - hi[rows], lo[rows] - b.min(axis=1))))
     return int(rows[k]), float(u0[k]), float(b[k].max() if b[k].max() > hi[rows[k]] else b[k].min())
+
+
+def _max_abs_on_unit(b: np.ndarray) -> np.ndarray:
+    """max over u in [0, 1] of |sum_i b_i u^i| for each row of ``b`` (R, m+1), m <= 4: the end points and the
+    real parts (clipped to [0, 1]) of the roots of the derivative (companion eigenvalues for the full degree,
+    the formulas of the lower degrees as well: extra candidates inside [0, 1] never overestimate)."""
+    rows, m1 = b.shape
+    powers = np.arange(m1)
+
+    def value(u: np.ndarray) -> np.ndarray:  # u (R, K)
+        return np.abs((b[:, None, :] * u[:, :, None] ** powers).sum(axis=-1))
+
+    cands = [np.zeros((rows, 1)), np.ones((rows, 1))]
+    d = b[:, 1:] * np.arange(1, m1)  # derivative coefficients, degree m - 1
+    deg = d.shape[1] - 1
+    if deg >= 1:
+        with np.errstate(divide="ignore", invalid="ignore"):
+            cands.append(np.where(d[:, 1:2] != 0, -d[:, :1] / d[:, 1:2], 0.0))  # linear part
+            if deg >= 2:
+                a, bb, c = d[:, 2], d[:, 1], d[:, 0]
+                disc = np.sqrt(np.maximum(bb * bb - 4 * a * c, 0.0))
+                for sgn in (1.0, -1.0):
+                    cands.append(np.where(a != 0, (-bb + sgn * disc) / (2 * a), 0.0)[:, None])
+            if deg >= 3:
+                lead = d[:, deg]
+                full = lead != 0
+                roots = np.zeros((rows, deg))
+                if np.any(full):
+                    comp = np.zeros((int(full.sum()), deg, deg))
+                    comp[:, 1:, :-1] = np.eye(deg - 1)
+                    comp[:, :, -1] = -d[full, :deg] / lead[full, None]
+                    roots[full] = np.linalg.eigvals(comp).real
+                cands.append(roots)
+    u = np.clip(np.nan_to_num(np.concatenate(cands, axis=1), nan=0.0, posinf=0.0, neginf=0.0), 0.0, 1.0)
+    return value(u).max(axis=1)
+
+
+def peak_rates(traj: SampledTrajectory) -> tuple[np.ndarray, np.ndarray]:
+    """(max_t |qd_j|, max_t |qdd_j|), shapes (n,), over the *interpolated* path of ``traj`` (every segment,
+    not only the samples): exact up to rounding (end points and critical points of each segment polynomial).
+    A linear trajectory's velocity is its segments' slopes (its acceleration is 0 between the points)."""
+    coef = traj._coef
+    if coef.shape[0] == 0:
+        return np.zeros(traj.n), np.zeros(traj.n)
+    S, _, n = coef.shape
+    T = np.diff(traj.times)
+    out = []
+    for d in (1, 2):
+        m = 5 - d
+        fact = np.array([np.prod(np.arange(i + 1, i + d + 1)) for i in range(m + 1)], float)
+        alpha = coef[:, d:, :] * fact[None, :, None] * (T[:, None] ** np.arange(m + 1))[:, :, None]  # (S, m+1, n)
+        b = alpha.transpose(0, 2, 1).reshape(S * n, m + 1)
+        out.append(_max_abs_on_unit(b).reshape(S, n).max(axis=0))
+    return out[0], out[1]
 
 
 def check_path_limits(
