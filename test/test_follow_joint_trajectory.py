@@ -393,3 +393,68 @@ def test_partial_joints_goal(arm):
         assert np.abs(arm.q[:5] - q0[:5]).max() > 0.3  # the others moved
     finally:
         assert arm.set_parameter("allow_partial_joints_goal", False)[0]
+
+
+def test_goal_tolerance_violation_aborts_and_holds_the_last_point(arm):
+    arm.settle()
+    q0 = arm.q.copy()
+    # 1 nrad and 1 nrad/s cannot be reached on a measured arm: aborted goal_time_tolerance after the last point
+    t0 = time.monotonic()
+    status, result = arm.result(arm.send(quintic(q0, B, 1.0), goal_tolerance=_tolerances(1e-9, 1e-9),
+                                         goal_time_tolerance=_duration(0.3)))
+    elapsed = time.monotonic() - t0
+    assert (status, result.error_code) == (GoalStatus.STATUS_ABORTED, Result.GOAL_TOLERANCE_VIOLATED), \
+        result.error_string
+    assert "goal_time_tolerance 0.3" in result.error_string
+    assert 1.3 <= elapsed < 3.0, elapsed
+    # the arm holds the trajectory's last point (JTC)
+    arm.settle()
+    np.testing.assert_allclose(arm.q, B, atol=2e-3)
+
+
+def test_goal_flood_every_goal_answered(ros, tmp_path):
+    """Hostile use under sim time (MuJoCo publishing /clock, the controller's loop on it): 30 goals in a burst, each
+    preempting the previous, plus malformed ones (NaN, a huge trajectory, NaN tolerances); every goal gets a result,
+    no command leaves the limits, the controller survives and the last goal is reached."""
+    nodes = [n for n in node_set("rx90", "mujoco", namespace="/flood")
+             if n.name in ("mujoco_sim", "computed_torque_controller")]
+    node = rclpy.create_node("test_fjt_flood")
+    try:
+        with Bringup(nodes, log_dir=tmp_path) as bringup:
+            arm = Arm(node, "/flood")
+            assert arm.client.wait_for_server(timeout_sec=60), "no action server"
+            spin_until(node, lambda: len(arm.jtc) > 3 and len(arm.states) > 3, 120, "controller running")
+            spin(node, 0.5)
+            q0 = arm.q.copy()
+            handles = []
+            for k in range(30):
+                target = q0 + (A - q0) * (k + 1) / 30
+                handles.append(arm.send(quintic(q0, target, 2.0)))
+            nan = quintic(q0, A, 1.0)
+            nan.points[3].positions[2] = float("nan")
+            huge = JointTrajectory(joint_names=NAMES, points=[
+                JointTrajectoryPoint(positions=q0.tolist(), time_from_start=_duration(1e-3 * (k + 1)))
+                for k in range(120_000)])
+            bad_tol = [JointTolerance(name=NAMES[0], position=float("nan"))]
+            rejects = [arm.send(nan), arm.send(quintic(q0, A, 1.0), path_tolerance=bad_tol)]
+            outcomes = [arm.result(h, timeout=60) for h in handles[:-1] + rejects]
+            assert all(status == GoalStatus.STATUS_ABORTED for status, _ in outcomes), outcomes
+            assert all("preempted" in r.error_string for _, r in outcomes[:-2]), [r.error_string for _, r in outcomes]
+            assert [r.error_code for _, r in outcomes[-2:]] == [Result.INVALID_GOAL] * 2, outcomes[-2:]
+            status, result = arm.result(handles[-1], timeout=60)
+            assert status == GoalStatus.STATUS_SUCCEEDED, result.error_string
+            spin(node, 0.5)
+            np.testing.assert_allclose(arm.q, A, atol=5e-3)
+            # a 10 MB goal beyond max_trajectory_points: refused (rclpy converts a goal whole before anyone can look
+            # at its size: ~1 s of the action's thread; this 2-core host may starve the arm's states meanwhile,
+            # then the controller holds gravity); the arm stays where it is
+            status, result = arm.result(arm.send(huge), timeout=60)
+            assert (status, result.error_code) == (GoalStatus.STATUS_ABORTED, Result.INVALID_GOAL)
+            assert "max_trajectory_points" in result.error_string
+            spin(node, 1.0)
+            np.testing.assert_allclose(arm.q, A, atol=5e-3)
+            tau = np.array([c for _, c in arm.commands])
+            assert np.all(np.isfinite(tau)) and np.all(np.abs(tau) <= EFFORT * (1 + 1e-9))
+            assert not bringup.dead(), bringup.dead()
+    finally:
+        node.destroy_node()
