@@ -33,6 +33,7 @@ setup(
             "trajectory_generator = robot_dynamics.ros.trajectory_generator:main",
             "computed_torque_controller = robot_dynamics.ros.computed_torque_controller:main",
             "mujoco_sim = robot_dynamics.ros.mujoco_sim:main",
+            "identifier = robot_dynamics.ros.identifier:main",
         ],
     },
 )

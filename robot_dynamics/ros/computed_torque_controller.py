@@ -84,8 +84,10 @@ from std_srvs.srv import Trigger
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
 from robot_dynamics_interfaces.msg import ControllerState
+from robot_dynamics_interfaces.srv import SetDynamicParameters
 
 from ..control import CONTROLLERS, JointController, make_controller
+from ..identification.update import updated_model
 from ..model.robot_model import RobotModel
 from ..trajectory.sampled import SampledTrajectory, check_path_limits
 from . import cdr, lockstep, validation
@@ -473,6 +475,9 @@ class ComputedTorqueControllerNode(Node):
         self.create_service(Trigger, "~/statistics", self.on_statistics)
         self.action = FollowJointTrajectoryServer(self, v["action_monitor_rate"])
         self.side_nodes = (self.action.node,)  # spun by runtime.run_node (multithreaded: execute callbacks wait)
+        # building a model (maybe compiling it) takes time: on the side node's threads, never the executor's
+        self.action.node.create_service(SetDynamicParameters, self.resolve_service_name("~/set_dynamic_parameters"),
+                                        self.on_set_dynamic_parameters)
         self.executor_scheduling = "default"
         if self.trigger == "timer" and self.loop == "thread":
             self._loop_thread = threading.Thread(target=self._run_loop, name="control_loop", daemon=True)
@@ -721,9 +726,13 @@ class ComputedTorqueControllerNode(Node):
             self.ctx = ctx
             self.law = self.state_msg.law = ctx.law
             changed, self._pending_params = self._pending_params, None
-            if changed is not None and old is not None and old.model is ctx.model:  # new parameters, same arm
+            if changed is not None and old is not None and old.model.joint_names == ctx.model.joint_names:
+                # new parameters or dynamic parameters (identified), same arm: the trajectory goes on
                 ctx.controller.reset()
                 self.get_logger().info(f"parameters in use: {changed} (law {ctx.law})")
+                if old.model is not ctx.model:  # a swapped model: the state machine says so
+                    self._transition(self.mode, f"{changed} in use; {self.mode_reason}"[:400])
+                    self._publish_state(None)
                 if ctx.joints != old.joints:
                     self._allocate_messages(ctx)
                 if self.mode == TRACKING:
@@ -923,6 +932,32 @@ class ComputedTorqueControllerNode(Node):
         if old is not None and old[3] is not None:
             old[3].finish(ABORTED, SUCCESSFUL, "preempted by a newer " +
                           ("goal" if entry[3] is not None else "trajectory on ~/joint_trajectory") + " before it started")
+
+    def on_set_dynamic_parameters(self, request: SetDynamicParameters.Request,
+                                  response: SetDynamicParameters.Response) -> SetDynamicParameters.Response:
+        """Side thread: identified parameters swapped into the running controller without a restart.  The new model
+        and control context are built here (the loop keeps commanding with the old ones), adopted at a cycle boundary
+        keeping the running trajectory (law state reset), and the answer comes once the loop uses them."""
+        try:
+            base = self._pending_ctx or self.ctx
+            if base is None:
+                raise ValueError("no robot model yet (robot_description not received)")
+            model = updated_model(base.model, list(request.names), np.asarray(request.values, dtype=float))
+            ctx = self._build_context(model)
+        except Exception as exc:  # noqa: BLE001 - a bad request is answered, the controller keeps its model
+            response.success, response.message = False, f"{type(exc).__name__}: {exc}"
+            self.refusals.refuse("bad_dynamic_parameters", f"~/set_dynamic_parameters: {response.message}")
+            return response
+        source = request.source or "a client"
+        with self._lock:
+            self._pending_ctx, self._pending_params = ctx, f"dynamic parameters from {source}"
+        end = time.monotonic() + 2.0
+        while self.ctx is not ctx and time.monotonic() < end:
+            time.sleep(0.005)
+        response.success = True
+        response.message = (f"{len(request.names)} dynamic parameters from {source} " +
+                            ("in use" if self.ctx is ctx else "adopted at the next cycle (the loop is not running)"))
+        return response
 
     # ------------------------------------------------------------ action
     def prepare_goal(self, handle) -> GoalRun:

@@ -39,8 +39,15 @@ import numpy as np
 from rclpy.callback_groups import MutuallyExclusiveCallbackGroup
 from rclpy.node import Node
 
-from robot_dynamics_interfaces.srv import BaseParameters, DynamicTerms, ForwardDynamics, InverseDynamics
+from robot_dynamics_interfaces.srv import (
+    BaseParameters,
+    DynamicTerms,
+    ForwardDynamics,
+    InverseDynamics,
+    SetDynamicParameters,
+)
 
+from ..identification.update import updated_model
 from ..model.robot_model import RobotModel
 from .conversions import JointOrder, float_rows, short
 from .description import RobotDescription
@@ -106,6 +113,7 @@ class DynamicsServer(Node):
             (DynamicTerms, "~/dynamic_terms", self.dynamic_terms),
             (ForwardDynamics, "~/forward_dynamics", self.forward_dynamics),
             (BaseParameters, "~/base_parameters", self.base_parameters),
+            (SetDynamicParameters, "~/set_dynamic_parameters", self.set_dynamic_parameters),
         )
         for srv_type, name, handler in services:
             self.create_service(srv_type, name, self._serve(handler), callback_group=MutuallyExclusiveCallbackGroup())
@@ -255,6 +263,16 @@ class DynamicsServer(Node):
         _check_outputs(accelerations=qdd)
         response.joint_names = order.names
         response.accelerations = qdd[order.to_request].tolist()
+
+    def set_dynamic_parameters(self, loaded: _Loaded, request: SetDynamicParameters.Request,
+                               response: SetDynamicParameters.Response) -> None:
+        """Identified parameters into the running model (:func:`~robot_dynamics.identification.update.updated_model`):
+        every later request uses the new model (one assignment; a request under way finishes with the old one)."""
+        model = updated_model(loaded.model, list(request.names), np.asarray(request.values, dtype=float))
+        self._loaded = _Loaded(model)
+        source = request.source or "a client"
+        response.message = f"{len(request.names)} dynamic parameters from {source} in use"
+        self.get_logger().info(f"model swapped: {response.message}")
 
     def base_parameters(self, loaded: _Loaded, request: BaseParameters.Request, response: BaseParameters.Response) -> None:
         b = loaded.base_parameters()

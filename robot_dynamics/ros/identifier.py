@@ -1,0 +1,342 @@
+"""Node ``identifier``: identification that closes the loop on the running robot (000, 001 ch. 12, issue 19).
+
+``~/identify`` (``robot_dynamics_interfaces/srv/Identify``), one call:
+
+1. an exciting trajectory around the arm's current position (finite Fourier series minimizing cond(W_b),
+   :func:`~robot_dynamics.identification.excitation.optimize_excitation`, within ``margin`` of the limits; it starts
+   and ends at rest where the arm is);
+2. executed through the controller's ``<controller>/follow_joint_trajectory`` action while ``joint_states_topic``
+   is recorded (positions, velocities, measured efforts; several publishers merged by joint name: a sample is
+   complete once every model joint has been updated; a zero stamp is replaced by the arrival time);
+3. the base parameters estimated (WLS, :func:`~robot_dynamics.identification.estimation.identify`) on the first
+   ``1 - holdout`` of the run and validated on the rest: effort RMS error per joint with the model in use and with
+   the identified one (the same filtering for both), relative standard deviations;
+4. written to ``output_dir``: ``estimates.yaml``, ``model.yaml`` (the model carrying the identified base
+   parameters), and ``model.urdf`` when a physically consistent fit is found
+   (:func:`~robot_dynamics.identification.estimation.physically_consistent_estimate`);
+5. with ``swap``: pushed into every node of ``swap_targets`` by its ``~/set_dynamic_parameters`` (dynamics server and
+   controller: no restart; the controller adopts it at a cycle boundary, keeps commanding meanwhile and says so on
+   ``~/status``).
+
+The node never computes dynamics itself: the core does (excitation, estimation, validation efforts).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import math
+import os
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from action_msgs.msg import GoalStatus
+from control_msgs.action import FollowJointTrajectory
+from rclpy.action import ActionClient
+from rclpy.callback_groups import MutuallyExclusiveCallbackGroup, ReentrantCallbackGroup
+from rclpy.node import Node
+from sensor_msgs.msg import JointState
+
+from robot_dynamics_interfaces.srv import Identify, SetDynamicParameters
+
+from ..identification.data import IdentificationData, _lowpass, preprocess, save_npz
+from ..identification.estimation import base_parameters_of, identify, physically_consistent_estimate
+from ..identification.excitation import optimize_excitation
+from ..identification.io import is_physically_consistent, result_to_yaml, write_model_urdf
+from ..identification.update import updated_model
+from ..model.robot_model import RobotModel
+from .description import RobotDescription
+from .parameters import Param, Schema
+from .recorder import _joint_trajectory_msg
+from .runtime import Refusals, guarded, run_node
+
+PARAMETERS = Schema(
+    Param("controller", "computed_torque_controller", "the controller whose <controller>/follow_joint_trajectory "
+          "action runs the exciting trajectory"),
+    Param("joint_states_topic", "joint_states", "joint states recorded (several publishers merged by joint name)"),
+    Param("duration", 10.0, "excitation period (one Fourier period)", lo=1.0, hi=600.0, live=True, unit="s"),
+    Param("harmonics", 5, "Fourier harmonics of the excitation", lo=1, hi=20, live=True),
+    Param("margin", 0.8, "fraction of the position range, velocity and acceleration limits the excitation may use",
+          lo=0.1, hi=1.0, live=True),
+    Param("maxiter", 30, "iterations of the excitation optimization", lo=1, hi=1000, live=True),
+    Param("holdout", 0.25, "fraction of the run (its end) kept for validation", lo=0.05, hi=0.5, live=True),
+    Param("effort_delay", 0.001, "the measured efforts lag the positions by this much (half a control period for "
+          "a ros2_control effort interface or mujoco_sim)", lo=0.0, hi=1.0, live=True, unit="s"),
+    Param("output_dir", "identification", "estimates.yaml, model.yaml, model.urdf go here (a request may say "
+          "otherwise)", live=True),
+    Param("swap_targets", ["dynamics_server", "computed_torque_controller"], "nodes whose ~/set_dynamic_parameters "
+          "receive the identified model on swap", kind="string_array", live=True),
+)
+
+
+class _Recording:
+    """Joint states merged by name into complete samples (model order)."""
+
+    def __init__(self, names: list[str]) -> None:
+        self.col = {nm: i for i, nm in enumerate(names)}
+        n = len(names)
+        self.q, self.qd, self.eff = np.full(n, np.nan), np.full(n, np.nan), np.full(n, np.nan)
+        self.seen = np.zeros(n, dtype=bool)
+        self.rows: list[tuple[float, np.ndarray, np.ndarray, np.ndarray]] = []
+
+    def add(self, msg: JointState, arrival: float) -> None:
+        names = msg.name
+        pos, vel, eff = msg.position, msg.velocity, msg.effort
+        got = False
+        for k, nm in enumerate(names):
+            j = self.col.get(nm)
+            if j is None or k >= len(pos) or k >= len(eff):
+                continue
+            self.q[j], self.eff[j] = pos[k], eff[k]
+            self.qd[j] = vel[k] if k < len(vel) else np.nan
+            self.seen[j] = got = True
+        if got and self.seen.all():
+            stamp = msg.header.stamp.sec + 1e-9 * msg.header.stamp.nanosec
+            self.rows.append((stamp if stamp > 0 else arrival, self.q.copy(), self.qd.copy(), self.eff.copy()))
+            self.seen[:] = False
+
+    def data(self, names: list[str]) -> IdentificationData:
+        if len(self.rows) < 10:
+            raise ValueError(f"only {len(self.rows)} complete joint states recorded")
+        t = np.array([r[0] for r in self.rows])
+        keep = np.concatenate([[True], np.diff(t) > 0])  # repeated or out-of-order stamps dropped
+        q, qd, eff = (np.array([r[i] for r in self.rows])[keep] for i in (1, 2, 3))
+        ok = np.isfinite(q).all(axis=1) & np.isfinite(eff).all(axis=1)
+        qd_ok = np.isfinite(qd[ok]).all()
+        return IdentificationData(t[keep][ok], q[ok], eff[ok], qd[ok] if qd_ok else None, None, list(names))
+
+
+class Identifier(Node):
+    multithreaded = True
+    executor_threads = 4
+
+    def __init__(self) -> None:
+        super().__init__("identifier")
+        self.params = PARAMETERS.copy()
+        v = self.params.declare(self)
+        self.params.attach(self)
+        self.refusals = Refusals(self)
+        self.model: RobotModel | None = None
+        self.latest: dict[str, float] = {}
+        self.recording: _Recording | None = None
+        self._busy = threading.Lock()
+        self.follow = ActionClient(self, FollowJointTrajectory, f"{v['controller']}/follow_joint_trajectory",
+                                   callback_group=MutuallyExclusiveCallbackGroup())
+        self.create_subscription(JointState, v["joint_states_topic"], self.on_joint_states, 1000,
+                                 callback_group=MutuallyExclusiveCallbackGroup())
+        self.create_service(Identify, "~/identify", self.on_identify, callback_group=ReentrantCallbackGroup())
+        self.clients_group = MutuallyExclusiveCallbackGroup()
+        self.description = RobotDescription(self, self._on_model, MutuallyExclusiveCallbackGroup())
+
+    def _on_model(self, model: RobotModel, urdf: str) -> None:
+        self.model = model
+
+    @guarded()
+    def on_joint_states(self, msg: JointState) -> None:
+        for nm, p in zip(msg.name, msg.position, strict=False):
+            if math.isfinite(p):
+                self.latest[nm] = p
+        rec = self.recording
+        if rec is not None:
+            rec.add(msg, self.get_clock().now().nanoseconds * 1e-9)
+
+    # ------------------------------------------------------------------ the flow
+    def on_identify(self, request: Identify.Request, response: Identify.Response) -> Identify.Response:
+        if not self._busy.acquire(blocking=False):
+            response.success, response.message = False, "busy: an identification is running"
+            return response
+        try:
+            errors: list[Exception] = []
+            worker = threading.Thread(target=self._niced, args=(request, response, errors), name="identify")
+            worker.start()
+            worker.join()
+            if errors:
+                raise errors[0]
+            response.success = True
+        except Exception as exc:  # noqa: BLE001 - every request is answered, the node keeps serving
+            response.success = False
+            response.message = f"{type(exc).__name__}: {exc}"
+            self.get_logger().error(f"identify: {response.message}")
+        finally:
+            self.recording = None
+            self._busy.release()
+        return response
+
+    def _niced(self, request: Identify.Request, response: Identify.Response, errors: list[Exception]) -> None:
+        """The identification in a thread of lower priority (nice +10: Linux sets it per thread): its seconds of
+        optimization and estimation never take the CPU from the robot's control loop on the same machine."""
+        with contextlib.suppress(OSError, AttributeError):
+            os.nice(10)
+        try:
+            self._identify(request, response)
+        except Exception as exc:  # noqa: BLE001 - handed to the service callback
+            errors.append(exc)
+
+    def _say(self, text: str) -> None:
+        self.get_logger().info(f"identify: {text}")
+
+    def _identify(self, request: Identify.Request, response: Identify.Response) -> None:
+        v = self.params.values
+        model = self.model
+        if model is None:
+            raise ValueError("no robot model yet (robot_description not received)")
+        names = list(model.joint_names)
+        missing = [j for j in names if j not in self.latest]
+        if missing:
+            raise ValueError(f"no position on {v['joint_states_topic']} for {missing}")
+        duration = request.duration or v["duration"]
+        holdout = request.holdout or v["holdout"]
+        if not (math.isfinite(duration) and 1.0 <= duration <= 600.0):
+            raise ValueError("duration must be in [1, 600] s")
+        if not (math.isfinite(holdout) and 0.05 <= holdout <= 0.5):
+            raise ValueError("holdout must be in [0.05, 0.5]")
+        out = Path(request.output_dir or v["output_dir"])
+        q0 = np.array([self.latest[j] for j in names])
+        # 1. excitation around where the arm is
+        t0 = time.monotonic()
+        self._say(f"optimizing a {duration:g} s excitation ({v['harmonics']} harmonics) around the current position")
+        ex = optimize_excitation(model, harmonics=int(v["harmonics"]), period=duration,
+                                 samples=max(100, 10 * model.dof), margin=float(v["margin"]), center=q0,
+                                 maxiter=int(v["maxiter"]), time_budget=60.0)
+        traj = ex.trajectory
+        self._say(f"cond(W_b) {ex.initial_condition_number:.4g} -> {ex.condition_number:.4g} "
+                  f"({time.monotonic() - t0:.1f} s)")
+        # 2. run it through the controller's action, recording
+        data = self._run_and_record(model, traj)
+        self._say(f"{data.samples} samples recorded over {data.t[-1] - data.t[0]:.2f} s")
+        out.mkdir(parents=True, exist_ok=True)
+        save_npz(out / "recording.npz", data)  # the raw run: `robot-dynamics identify out/recording.npz` offline
+        # 3. estimate on the first part, validate on the rest
+        split = data.t[0] + (1.0 - holdout) * (data.t[-1] - data.t[0])
+        train, test = _slice(data, data.t <= split), _slice(data, data.t > split)
+        delay = float(v["effort_delay"])
+        self._say(f"estimating the base parameters on {train.samples} samples (WLS)")
+        res = identify(model, train, effort_delay=delay)
+        new = updated_model(model, res.names, res.values)
+        nominal = base_parameters_of(model)
+        before, after = (_holdout_rms(m, test, delay) for m in (model, new))
+        self._say(f"held-out effort RMS per joint: {np.round(before, 4).tolist()} -> {np.round(after, 4).tolist()}")
+        # 4. files
+        out.mkdir(parents=True, exist_ok=True)
+        files = [out / "recording.npz", out / "estimates.yaml", out / "model.yaml"]
+        files[1].write_text(result_to_yaml(res))
+        files[2].write_text(new.to_yaml())
+        consistent = False
+        try:
+            p = preprocess(train.reorder(names), cutoff=20.0, trim=0.1)
+            real = physically_consistent_estimate(new, p.q, p.qd, p.qdd, _delayed(train, delay, p.t))
+            consistent = is_physically_consistent(real, tol=1e-9)
+            if consistent:
+                write_model_urdf(real, out / "model.urdf")
+                files.append(out / "model.urdf")
+        except Exception as exc:  # noqa: BLE001 - the URDF is a bonus: the estimate stands without it
+            self._say(f"no physically consistent URDF: {type(exc).__name__}: {exc}")
+        (out / "validation.json").write_text(json.dumps({
+            "joint_names": names, "holdout_rms_before": before.tolist(), "holdout_rms_after": after.tolist(),
+            "samples": data.samples, "condition_number": res.condition_number}, indent=1))
+        files.append(out / "validation.json")
+        # 5. swap
+        swapped = False
+        if request.swap:
+            self._swap(res.names, res.values, f"identifier ({out})")
+            swapped = True
+        response.names = list(res.names)
+        response.values = [float(x) for x in res.values]
+        response.relative_std = [float(x) if np.isfinite(x) else -1.0 for x in res.relative_std]
+        idx = {nm: i for i, nm in enumerate(nominal.names)}
+        response.nominal = [float(nominal.values[idx[nm]]) if nm in idx else math.nan for nm in res.names]
+        response.holdout_rms_before = before.tolist()
+        response.holdout_rms_after = after.tolist()
+        response.joint_names = names
+        response.physically_consistent = consistent
+        response.samples = int(data.samples)
+        response.swapped = swapped
+        response.files = [str(f) for f in files]
+        response.message = (f"{len(res.names)} base parameters from {data.samples} samples; held-out effort RMS "
+                            f"{np.sqrt(np.mean(before**2)):.4g} -> {np.sqrt(np.mean(after**2)):.4g}"
+                            + ("; swapped into " + ", ".join(v["swap_targets"]) if swapped else "")
+                            + f"; {time.monotonic() - t0:.1f} s")
+        self._say(response.message)
+
+    def _run_and_record(self, model: RobotModel, traj: Any) -> IdentificationData:
+        """The trajectory as a FollowJointTrajectory goal; joint states recorded from acceptance to the result."""
+        client = self.follow
+        if not client.wait_for_server(timeout_sec=5.0):
+            raise RuntimeError(f"no action server {client._action_name} (the controller)")
+        goal = FollowJointTrajectory.Goal(trajectory=_joint_trajectory_msg(model.joint_names, traj, 0.01))
+        self.recording = _Recording(list(model.joint_names))
+        sent = client.send_goal_async(goal)
+        if not _wait(sent, 10.0) or sent.result() is None or not sent.result().accepted:
+            raise RuntimeError("the controller did not accept the exciting trajectory")
+        self._say(f"excitation running ({traj.duration:.1f} s)")
+        result = sent.result().get_result_async()
+        end = time.monotonic() + traj.duration + 30.0
+        next_say = time.monotonic() + 5.0
+        while not result.done():
+            if time.monotonic() > end:
+                sent.result().cancel_goal_async()
+                raise RuntimeError("no result from the controller within the trajectory's duration + 30 s")
+            if time.monotonic() > next_say:
+                self._say(f"recording: {len(self.recording.rows)} samples")
+                next_say += 5.0
+            time.sleep(0.05)
+        rec, self.recording = self.recording, None
+        res = result.result()
+        if res.status != GoalStatus.STATUS_SUCCEEDED:
+            raise RuntimeError(f"the exciting trajectory was not executed: {res.result.error_code} "
+                               f"{res.result.error_string}")
+        return rec.data(list(model.joint_names))
+
+    def _swap(self, names: list[str], values: np.ndarray, source: str) -> None:
+        for target in self.params.values["swap_targets"]:
+            cli = self.create_client(SetDynamicParameters, f"{target}/set_dynamic_parameters",
+                                     callback_group=self.clients_group)
+            try:
+                if not cli.wait_for_service(timeout_sec=5.0):
+                    raise RuntimeError(f"no service {cli.srv_name}: the identified model was not swapped there")
+                fut = cli.call_async(SetDynamicParameters.Request(names=list(names), values=[float(x) for x in values],
+                                                                  source=source))
+                if not _wait(fut, 120.0):
+                    raise RuntimeError(f"{cli.srv_name} did not answer within 120 s")
+                ans = fut.result()
+                if not ans.success:
+                    raise RuntimeError(f"{cli.srv_name} refused the model: {ans.message}")
+                self._say(f"{target}: {ans.message}")
+            finally:
+                self.destroy_client(cli)
+
+
+def _wait(future: Any, timeout: float) -> bool:
+    done = threading.Event()
+    future.add_done_callback(lambda _f: done.set())
+    return done.wait(timeout) or future.done()
+
+
+def _slice(data: IdentificationData, sel: np.ndarray) -> IdentificationData:
+    return IdentificationData(data.t[sel], data.q[sel], data.effort[sel], None if data.qd is None else data.qd[sel],
+                              None, list(data.joint_names))
+
+
+def _delayed(data: IdentificationData, delay: float, t: np.ndarray) -> np.ndarray:
+    """The measured efforts at t + delay (linear interpolation)."""
+    return np.column_stack([np.interp(t + delay, data.t, data.effort[:, k]) for k in range(data.effort.shape[1])])
+
+
+def _holdout_rms(model: RobotModel, data: IdentificationData, delay: float, cutoff: float = 20.0) -> np.ndarray:
+    """Effort RMS error per joint of ``model`` on ``data``: q filtered and differentiated (zero phase, the
+    identification's own preprocessing), the measured efforts at t + delay through the same low-pass filter."""
+    p = preprocess(data, cutoff=cutoff, trim=0.1)
+    measured = _lowpass(_delayed(data, delay, p.t), cutoff, 1.0 / float(np.median(np.diff(p.t))))
+    predicted = np.asarray(model.inverse_dynamics(p.q, p.qd, p.qdd), dtype=float)
+    return np.sqrt(np.mean((measured - predicted) ** 2, axis=0))
+
+
+def main(args: list[str] | None = None) -> int:
+    return run_node(Identifier, args)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
