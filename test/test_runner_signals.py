@@ -26,7 +26,7 @@ from std_msgs.msg import Float64MultiArray
 
 pytestmark = pytest.mark.ros
 
-NODES = ("urdf_to_dh", "dynamics_server", "trajectory_generator", "computed_torque_controller", "mujoco_sim")
+NODES = ("urdf_to_dh", "dynamics_server", "trajectory_generator", "computed_torque_controller", "identifier", "mujoco_sim")
 RUNNER = [sys.executable, "-m", "robot_dynamics", "bringup", "--robot", "planar2r", "--sim", "mujoco"]
 
 

@@ -16,7 +16,13 @@ BEGIN, END = "<!-- parameters: begin -->", "<!-- parameters: end -->"
 
 
 def tables() -> str:
-    from robot_dynamics.ros import computed_torque_controller, dynamics_server, mujoco_sim, trajectory_generator
+    from robot_dynamics.ros import (
+        computed_torque_controller,
+        dynamics_server,
+        identifier,
+        mujoco_sim,
+        trajectory_generator,
+    )
     from robot_dynamics.ros.description import description_schema
 
     parts = [
@@ -25,6 +31,7 @@ def tables() -> str:
          "arrives, start values from the parameter files)", computed_torque_controller.JOINT_PARAMETERS),
         ("`trajectory_generator`", trajectory_generator.PARAMETERS),
         ("`dynamics_server`", dynamics_server.PARAMETERS),
+        ("`identifier`", identifier.PARAMETERS),
         ("`mujoco_sim`", mujoco_sim.PARAMETERS),
         ("every node (robot description; `lock_from_joint_states`: controller and dynamics server)",
          description_schema(lock_from_joint_states=True)),

@@ -81,6 +81,8 @@ def node_set(robot: str = "rx90", sim: str = "mujoco", use_sim_time: bool | None
         NodeSpec("dynamics_server", "dynamics_server", "dynamics_server", files, dict(common)),
         NodeSpec("trajectory_generator", "trajectory_generator", "trajectory_generator", files, dict(common)),
         NodeSpec("computed_torque_controller", "computed_torque_controller", "computed_torque_controller", files, dict(common)),
+        # idle until ~/identify is called: identification on the running robot, swapped into the nodes above
+        NodeSpec("identifier", "identifier", "identifier", files, dict(common)),
     ]
     if sim == "mujoco":
         # the simulator is the source of /clock: it runs on the wall clock itself
