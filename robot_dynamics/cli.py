@@ -8,8 +8,12 @@ Commands (names and flags are a contract):
   demo [--output DIR]
   codegen URDF --lang python|c [--simplified] [--base-parameters|--standard-parameters] [-o FILE] [--json]
   base-params URDF [--base LINK] [--tip LINK] [--json]
-  identify URDF DATA [--method ols|wls] [-o YAML] [--model-output YAML] [--urdf-output URDF] [--json]
+  identify URDF DATA [--method ols|wls] [--topic T] [-o YAML] [--model-output YAML] [--urdf-output URDF] [--json]
   identify-record --robot NAME --output DIR [--duration S] [--model-error E] [--json]
+
+The long commands (identify, identify-record) print a progress line on stdout at every step (reading,
+filtering, building the observation matrix, solving, writing; the excitation and the recording at least
+every 5 s), except with ``--json``.
 
 Every command that takes a URDF (or ``--robot``) also takes a ``.xacro`` / ``.urdf.xacro`` file, expanded
 with ``--xacro-arg name:=value`` (repeatable); the commands that build a model in this process take
@@ -403,7 +407,8 @@ def _cmd_identify(args: argparse.Namespace) -> int:
     outputs = [Path(x).expanduser().resolve() for x in (args.output, args.model_output, args.urdf_output) if x]
     if len(set(outputs)) != len(outputs):
         raise CliError("-o, --model-output and --urdf-output must be different files")
-    return identify_cli(args)
+    with _progress(args):
+        return identify_cli(args)
 
 
 def _cmd_identify_record(args: argparse.Namespace) -> int:  # issue 10, robot_dynamics/ros/recorder.py
@@ -415,7 +420,22 @@ def _cmd_identify_record(args: argparse.Namespace) -> int:  # issue 10, robot_dy
     _check_output_dir(args.output, "--output")
     from .ros.recorder import identify_record_cli
 
-    return identify_record_cli(args)
+    # after the excitation, the recorder brings up the simulated arm and records in other processes:
+    # the heartbeat names that step
+    after = {"exciting trajectory ready": f"running the simulated arm and recording /joint_states "
+                                          f"({total:g} s of sim time, then the bag is written)"}
+    with _progress(args, after=after):
+        return identify_record_cli(args)
+
+
+def _progress(args: argparse.Namespace, after: dict[str, str] | None = None) -> Any:
+    """Progress lines of a long command on stdout, flushed (``<command>: [elapsed] step``, a heartbeat every
+    5 s); none with ``--json`` (stdout is then one JSON object, stderr only an error line)."""
+    from contextlib import nullcontext
+
+    from .identification.progress import progress_to
+
+    return nullcontext() if args.json else progress_to(sys.stdout, args.command, after=after)
 
 
 def _cmd_base_params(args: argparse.Namespace) -> int:  # issue 5, robot_dynamics/dynamics/base_parameters.py
@@ -501,6 +521,11 @@ def build_parser() -> argparse.ArgumentParser:
     idf.add_argument("--band", type=_number(lo=0.0), default=10.0, help="parallel filter band in Hz (0: none)")
     idf.add_argument("--decimate", type=_number(int, lo=1, hi=10_000), default=10)
     idf.add_argument("--min-velocity", type=_number(lo=0.0), default=0.02, help="drop joint equations below this speed")
+    idf.add_argument("--topic", default="/joint_states",
+                     help="JointState topic of a bag (e.g. /arm1/joint_states); publishers merged by joint name")
+    idf.add_argument("--effort-delay", type=_number(lo=0.0, hi=1.0), default=0.0,
+                     help="s: the efforts lag the positions by this much (e.g. half a control period for a held "
+                          "effort command; identify-record's bags: 0.001)")
     idf.add_argument("-o", "--output", default=None, help="write the estimates as YAML")
     idf.add_argument("--model-output", default=None, help="write the identified model (robot model YAML)")
     idf.add_argument("--urdf-output", default=None, help="write a physically consistent identified URDF")

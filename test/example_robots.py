@@ -19,9 +19,10 @@ def example_robot_data_dir() -> Path:
 
 
 def example_urdf(name: str) -> Path:
-    """Path of a known URDF: 'ur5' or 'panda'."""
+    """Path of a known URDF: 'ur5', 'ur10' or 'panda'."""
     rel = {
         "ur5": "ur_description/urdf/ur5_robot.urdf",
+        "ur10": "ur_description/urdf/ur10_robot.urdf",
         "panda": "panda_description/urdf/panda.urdf",
     }[name]
     return example_robot_data_dir() / rel

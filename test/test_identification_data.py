@@ -6,6 +6,7 @@ identified base parameters are compared with those of the MuJoCo plant's true (p
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import numpy as np
@@ -139,3 +140,109 @@ def test_lost_messages_are_left_out(experiment):
     true = base_parameters_of(truth).values
     big = np.abs(true) > 1e-6
     assert (np.abs(res.values - true)[big] / np.abs(true[big])).max() < 1e-4
+
+
+# ------------------------------------------------------------------ several publishers, topics, bare mcap, stamps
+GRIPPER = "gripper_finger_joint"
+
+
+def _write_joint_states(path: Path, msgs: list[tuple[int, int, list[str], np.ndarray, np.ndarray, np.ndarray]], *,
+                        topic: str = "/joint_states", storage: StoragePlugin = StoragePlugin.SQLITE3) -> None:
+    """JointState messages built with rosbags itself: (receive ns, header stamp ns, names, position, velocity, effort)."""
+    js = TYPESTORE.types["sensor_msgs/msg/JointState"]
+    header = TYPESTORE.types["std_msgs/msg/Header"]
+    stamp = TYPESTORE.types["builtin_interfaces/msg/Time"]
+    with Writer(path, version=9, storage_plugin=storage) as w:
+        conn = w.add_connection(topic, js.__msgtype__, typestore=TYPESTORE)
+        for recv, ns, names, pos, vel, eff in msgs:
+            sec, nsec = divmod(ns, 1_000_000_000)
+            msg = js(header=header(stamp=stamp(sec=sec, nanosec=nsec), frame_id=""), name=list(names),
+                     position=np.asarray(pos, float), velocity=np.asarray(vel, float), effort=np.asarray(eff, float))
+            w.write(conn, recv, TYPESTORE.serialize_cdr(msg, js.__msgtype__))
+
+
+def _split_with_gripper(data: IdentificationData, *, zero_stamps: bool = False) -> list:
+    """The arm's samples split over two publishers (one joint each, in turn first), and a gripper publisher
+    (positions only, its own rate and stamps) interleaved; the same header stamps as ``write_bag``."""
+    msgs = []
+    a, b = data.joint_names
+    for k in range(data.samples):
+        ns = int(round(data.t[k] * 1e9))
+        stamp = 0 if zero_stamps else ns
+        one = (ns, stamp, [a], data.q[k, [0]], [], data.effort[k, [0]])
+        two = (ns + 1000, stamp if not zero_stamps else 0, [b], data.q[k, [1]], [], data.effort[k, [1]])
+        msgs += [one, two] if k % 2 else [two, one]
+        if k % 3 == 0:
+            msgs.append((ns + 300_000, 0 if zero_stamps else ns + 300_000, [GRIPPER], [0.01 * k], [], []))
+    if zero_stamps:  # the receive time is then the stamp: the arm's second message arrives at the same instant
+        msgs = [(m[0] - 1000 if m[2] == [b] else m[0], *m[1:]) for m in msgs]
+    return sorted(msgs, key=lambda m: m[0])
+
+
+def _cli_values(capsys, *argv: str) -> np.ndarray:
+    from robot_dynamics.cli import main
+
+    assert main(["identify", "planar2r", *argv, "--json"]) == 0
+    return np.array(json.loads(capsys.readouterr().out)["values"])
+
+
+def test_two_publishers_namespaced_topic_bare_mcap_and_zero_stamps_give_the_clean_estimates(experiment, tmp_path,
+                                                                                            capsys):
+    """Acceptance: a bag with the arm split over two /joint_states publishers and a gripper publisher
+    interleaved, the same under /arm1/joint_states (``--topic``), a bare .mcap without metadata.yaml, and
+    header stamps all zero (the bag's receive time used): the estimates of ``identify`` (defaults) equal
+    those of the clean single-publisher bag (to round-off); the clean ones match the MuJoCo plant."""
+    model, truth, data = experiment
+    # stamped from 100 s (sim time): a header stamp of exactly 0 means "not stamped"
+    data = IdentificationData(data.t + 100.0, data.q, data.effort, joint_names=data.joint_names)
+    write_bag(tmp_path / "clean", data)
+    clean = _cli_values(capsys, str(tmp_path / "clean"))
+    true = base_parameters_of(truth).values
+    big = np.abs(true) > 1e-6
+    assert (np.abs(clean - true)[big] / np.abs(true[big])).max() < 0.02
+    split = _split_with_gripper(data)
+    _write_joint_states(tmp_path / "split", split)
+    _write_joint_states(tmp_path / "ns", split, topic="/arm1/joint_states")
+    _write_joint_states(tmp_path / "mcap_dir", split, storage=StoragePlugin.MCAP)
+    (tmp_path / "bare").mkdir()
+    mcap = next((tmp_path / "mcap_dir").glob("*.mcap"))
+    mcap.rename(tmp_path / "bare" / "recording.mcap")
+    assert not (tmp_path / "bare" / "metadata.yaml").exists()
+    _write_joint_states(tmp_path / "zero", _split_with_gripper(data, zero_stamps=True))
+    cases = {
+        "two publishers + gripper": [str(tmp_path / "split")],
+        "namespaced topic": [str(tmp_path / "ns"), "--topic", "/arm1/joint_states"],
+        "bare mcap": [str(tmp_path / "bare" / "recording.mcap")],
+        "zero header stamps": [str(tmp_path / "zero")],
+    }
+    for label, argv in cases.items():
+        np.testing.assert_allclose(_cli_values(capsys, *argv), clean, rtol=1e-9, atol=1e-12, err_msg=label)
+    # without --topic the namespaced bag is refused, naming the topics it has
+    from robot_dynamics.cli import main
+
+    assert main(["identify", "planar2r", str(tmp_path / "ns")]) == 2
+    assert "/arm1/joint_states" in capsys.readouterr().err
+
+
+def test_publishers_with_their_own_stamps_are_interpolated(tmp_path):
+    """The second joint's publisher stamps 1 ms after the first: its values at the first joint's stamps are
+    the linear interpolation of its own messages (oracle: numpy.interp); samples outside its span dropped."""
+    t = np.arange(20) * 0.01 + 5.0
+    q2 = np.sin(t) ** 2  # not linear: interpolation matters
+    msgs = []
+    for k, tk in enumerate(t):
+        ns = int(round(tk * 1e9))
+        msgs.append((ns, ns, ["a"], [np.cos(tk)], [0.5], [2.0 * tk]))
+        msgs.append((ns + 10**6, ns + 10**6, ["b", GRIPPER], [q2[k], 0.0], [1.0, 0.0], [3.0 * q2[k], 0.0]))
+    _write_joint_states(tmp_path / "bag", msgs)
+    d = load_bag(tmp_path / "bag", joints=["a", "b"])
+    assert d.joint_names == ["a", "b"]
+    np.testing.assert_allclose(d.t, t[1:], atol=1e-9)  # the first stamp precedes b's first message
+    np.testing.assert_allclose(d.q[:, 0], np.cos(t[1:]), rtol=1e-12)
+    np.testing.assert_allclose(d.q[:, 1], np.interp(t[1:], t + 1e-3, q2), rtol=1e-9)
+    np.testing.assert_allclose(d.effort[:, 1], 3.0 * np.interp(t[1:], t + 1e-3, q2), rtol=1e-9)
+    np.testing.assert_allclose(d.qd, np.tile([0.5, 1.0], (t.size - 1, 1)))
+    # by default every joint named on the topic, the gripper too
+    assert load_bag(tmp_path / "bag").joint_names == ["a", "b", GRIPPER]
+    with pytest.raises(ValueError, match="no messages of the joints"):
+        load_bag(tmp_path / "bag", joints=["a", "elbow"])

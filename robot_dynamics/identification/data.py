@@ -6,17 +6,18 @@ Sources (all in URDF joint coordinates and names):
   ``joint_names`` (n,);
 * CSV with a header: ``t``, then ``q_<joint>``, ``effort_<joint>`` (optional ``qd_<joint>``,
   ``qdd_<joint>``) columns;
-* a ROS 2 bag (directory with ``metadata.yaml``, or a ``.db3`` / ``.mcap`` file), read with the
-  ``rosbags`` library (no ROS installation): ``sensor_msgs/msg/JointState`` messages of
-  ``/joint_states`` (header stamp, else the bag time), position, velocity, effort reordered by
-  name.
+* a ROS 2 bag (directory with ``metadata.yaml``, one of its ``.db3`` / ``.mcap`` files, or a bare
+  ``.mcap`` / ``.db3`` file), read with the ``rosbags`` library (no ROS installation):
+  ``sensor_msgs/msg/JointState`` messages of ``/joint_states`` (or another topic; header stamp, or the
+  bag's receive time when it is zero), position, velocity, effort by joint name, the messages of
+  several publishers (arm, gripper) merged by name (:func:`load_bag`).
 
 Preprocessing (:func:`preprocess`, the usual practice of Gautier's identification method): the
 positions are low-pass filtered forward and backward (zero-phase Butterworth, no delay), the
 velocities and accelerations are central differences of the filtered positions; then the
 positions, velocities, accelerations and efforts are low-pass filtered with the same zero-phase
-filter at the decimated Nyquist band and decimated together (parallel decimation), and a few
-samples at both ends (filter transients) are dropped.
+filter at the decimated Nyquist band and decimated together (parallel decimation), and the samples
+at both ends within the filter transients (:func:`filter_transient_samples`) are dropped.
 """
 
 from __future__ import annotations
@@ -33,12 +34,15 @@ from typing import Any
 
 import numpy as np
 
+from .progress import report
+
 __all__ = [
     "IdentificationData",
     "load_data",
     "load_bag",
     "load_csv",
     "load_npz",
+    "filter_transient_samples",
     "preprocess",
     "save_csv",
     "save_npz",
@@ -285,6 +289,7 @@ def write_bag(path: str | Path, data: IdentificationData, *, topic: str = JOINT_
         raise ValueError(f"storage must be 'sqlite3' or 'mcap', got {storage!r}")
     names = data.joint_names or [f"j{k + 1}" for k in range(data.dof)]
     qd = data.qd if data.qd is not None else np.empty((data.samples, 0))
+    report(f"writing {data.samples} JointState messages to {path}")
     with Writer(Path(path), version=9, storage_plugin=plugin) as writer:
         conn = writer.add_connection(topic, js.__msgtype__, typestore=ts)
         for k in range(data.samples):
@@ -295,12 +300,20 @@ def write_bag(path: str | Path, data: IdentificationData, *, topic: str = JOINT_
             writer.write(conn, ns, ts.serialize_cdr(msg, js.__msgtype__))
 
 
-def load_bag(path: str | Path, *, topic: str = JOINT_STATES) -> IdentificationData:
-    """``/joint_states`` of a ROS 2 bag: positions, velocities (if every message has them), efforts.
+def _bag_reader_path(path: str | Path) -> Path:
+    """What rosbags' Reader opens: the bag directory (``metadata.yaml``), or a bare ``.mcap``/``.db3`` file."""
+    p = Path(path)
+    if p.is_file() and p.suffix in (".db3", ".mcap"):
+        # a storage file of a bag directory: the whole bag (every split file); alone: the file itself
+        return p.parent if (p.parent / "metadata.yaml").is_file() else p
+    if not (p / "metadata.yaml").is_file():
+        raise ValueError(f"{path}: not a ROS 2 bag (no metadata.yaml in {str(p)!r}, and not a .mcap or .db3 file)")
+    return p
 
-    An unreadable bag (unknown version, corrupt database or messages, bad metadata) raises a
-    ValueError naming the bag; so does a bag of more than :data:`MAX_SAMPLES` messages on ``topic``.
-    """
+
+def _read_joint_states(path: str | Path, topic: str) -> list[tuple[float, list[str], Any]]:
+    """Every JointState of ``topic``: (time, names, message) in bag order; the time is the header stamp,
+    or the bag's receive time when the header stamp is zero (a publisher that does not stamp)."""
     import sqlite3
     import struct
 
@@ -308,18 +321,15 @@ def load_bag(path: str | Path, *, topic: str = JOINT_STATES) -> IdentificationDa
     from rosbags.rosbag2 import Reader, ReaderError
 
     ts = _typestore()
-    p = Path(path)
-    if p.is_file() and p.suffix in (".db3", ".mcap"):
-        p = p.parent
-    if not (p / "metadata.yaml").is_file():
-        raise ValueError(f"{path}: not a ROS 2 bag (no metadata.yaml in {str(p)!r})")
-    t, q, qd, eff = [], [], [], []
-    names: list[str] | None = None
+    p = _bag_reader_path(path)
+    out: list[tuple[float, list[str], Any]] = []
+    report(f"reading {topic} from {path}")
     try:
         with Reader(p) as reader:
             conns = [c for c in reader.connections if c.topic == topic]
             if not conns:
-                raise ValueError(f"{path}: no {topic} topic in the bag (topics: {sorted(reader.topics)})")
+                raise ValueError(f"{path}: no {topic} topic in the bag (topics: {sorted(reader.topics)}; "
+                                 "choose one with --topic)")
             bad = sorted({c.msgtype for c in conns if c.msgtype != JOINT_STATE_TYPE})
             if bad:
                 raise ValueError(f"{path}: {topic} has type {bad[0]}, {JOINT_STATE_TYPE} expected")
@@ -327,28 +337,18 @@ def load_bag(path: str | Path, *, topic: str = JOINT_STATES) -> IdentificationDa
             if count > MAX_SAMPLES:
                 raise ValueError(f"{path}: {topic} has {count} messages; the maximum is {MAX_SAMPLES}")
             for conn, stamp_ns, raw in reader.messages(connections=conns):
-                if len(t) >= MAX_SAMPLES:
+                if len(out) >= MAX_SAMPLES:
                     raise ValueError(f"{path}: {topic} has more than {MAX_SAMPLES} messages (the maximum)")
                 msg = ts.deserialize_cdr(raw, conn.msgtype)
-                if names is None:
-                    names = list(msg.name)
-                    if len(names) > MAX_JOINTS or len(set(names)) != len(names):
-                        raise ValueError(f"{path}: a JointState message has {len(names)} joint names, "
-                                         f"{len(set(names))} distinct (at most {MAX_JOINTS})")
-                if list(msg.name) != names:
-                    missing = [x for x in names if x not in msg.name]
-                    if missing:
-                        raise ValueError(f"{path}: a JointState message lacks the joints {missing}")
-                    idx = [list(msg.name).index(x) for x in names]
-                else:
-                    idx = list(range(len(names)))
-                if len(msg.position) != len(msg.name) or len(msg.effort) != len(msg.name):
-                    raise ValueError(f"{path}: a JointState message lacks positions or efforts")
-                sec = msg.header.stamp.sec + 1e-9 * msg.header.stamp.nanosec
-                t.append(sec if sec > 0 else stamp_ns * 1e-9)
-                q.append(np.asarray(msg.position)[idx])
-                eff.append(np.asarray(msg.effort)[idx])
-                qd.append(np.asarray(msg.velocity)[idx] if len(msg.velocity) == len(msg.name) else None)
+                if len(out) % 100_000 == 99_999:
+                    report(f"{len(out) + 1} of {count or '?'} messages read")
+                names = list(msg.name)
+                if len(names) > MAX_JOINTS or len(set(names)) != len(names):
+                    raise ValueError(f"{path}: a JointState message has {len(names)} joint names, "
+                                     f"{len(set(names))} distinct (at most {MAX_JOINTS})")
+                stamp = msg.header.stamp
+                t = stamp.sec + 1e-9 * stamp.nanosec if (stamp.sec or stamp.nanosec) else stamp_ns * 1e-9
+                out.append((t, names, msg))
     except ValueError as exc:
         if str(exc).startswith(str(path)):
             raise
@@ -360,31 +360,104 @@ def load_bag(path: str | Path, *, topic: str = JOINT_STATES) -> IdentificationDa
             raise
         reason = " ".join(str(exc).split()) or type(exc).__name__
         raise ValueError(f"{path}: cannot read the ROS 2 bag ({reason})") from exc
-    if not t:
+    if not out:
         raise ValueError(f"{path}: {topic} has no messages")
-    vel = np.array(qd) if all(v is not None for v in qd) else None
-    t_arr = np.array(t)
-    order = np.argsort(t_arr, kind="stable")
-    keep = order[np.concatenate([[True], np.diff(t_arr[order]) > 0])]  # drop duplicate stamps
+    return out
+
+
+def _at(times: np.ndarray, t: np.ndarray, x: np.ndarray, exact: np.ndarray, i: np.ndarray) -> np.ndarray:
+    """``x`` (stamped ``t``, increasing) at ``times`` (within [t[0], t[-1]]): its own value where a stamp
+    matches (bit for bit), linear interpolation between the two neighbours otherwise."""
+    lo = np.clip(i - 1, 0, t.size - 1)
+    hi = np.clip(i, 0, t.size - 1)
+    span = np.where(t[hi] > t[lo], t[hi] - t[lo], 1.0)
+    w = ((times - t[lo]) / span)[:, None]
+    return np.where(exact[:, None], x[hi], (1.0 - w) * x[lo] + w * x[hi])
+
+
+def load_bag(path: str | Path, *, topic: str = JOINT_STATES, joints: list[str] | None = None) -> IdentificationData:
+    """``sensor_msgs/msg/JointState`` messages of ``topic``: positions, velocities (if every message has
+    them), efforts, of ``joints`` (default: every joint named on the topic, in order of appearance).
+
+    ``path``: a bag directory (``metadata.yaml``), one of its ``.mcap`` / ``.db3`` files (the whole bag is
+    read), or a bare ``.mcap`` / ``.db3`` file without ``metadata.yaml``.  Stamps: the header stamp, or the
+    bag's receive time when the header stamp is zero.
+
+    Several publishers on the topic (e.g. an arm and a gripper broadcaster, or an arm split over two)
+    are merged by joint name: messages naming none of ``joints`` are skipped; the samples are the
+    stamps of the messages carrying ``joints[0]`` (duplicate stamps: the first kept); every other
+    joint takes the value of its own message of the same stamp, or, when its publisher stamps
+    differently, the linear interpolation of its two nearest messages in time; samples outside a
+    joint's time span are dropped.  An unreadable bag (unknown version, corrupt database or
+    messages, bad metadata) raises a ValueError naming the bag; so does a bag of more than
+    :data:`MAX_SAMPLES` messages on ``topic``.
+    """
+    msgs = _read_joint_states(path, topic)
+    if joints is None:
+        names = list(dict.fromkeys(nm for _, nms, _ in msgs for nm in nms))
+        if len(names) > MAX_JOINTS:
+            raise ValueError(f"{path}: {topic} names {len(names)} joints (at most {MAX_JOINTS})")
+    else:
+        names = [str(x) for x in joints]
+    wanted = set(names)
+    # one series per joint: time, position, velocity (or NaN), effort
+    series: dict[str, list[tuple[float, float, float, float]]] = {nm: [] for nm in names}
+    for t, nms, msg in msgs:
+        if wanted.isdisjoint(nms):
+            continue  # another publisher's joints only (a gripper)
+        n = len(nms)
+        if len(msg.position) != n or len(msg.effort) != n:
+            raise ValueError(f"{path}: a JointState message of {nms} lacks positions or efforts")
+        vel = msg.velocity if len(msg.velocity) == n else None
+        for k, nm in enumerate(nms):
+            if nm in wanted:
+                series[nm].append((t, float(msg.position[k]), float(vel[k]) if vel is not None else math.nan,
+                                   float(msg.effort[k])))
+    missing = [nm for nm in names if not series[nm]]
+    if missing:
+        raise ValueError(f"{path}: {topic} has no messages of the joints {missing} "
+                         f"(it names {list(dict.fromkeys(nm for _, nms, _ in msgs for nm in nms))[:12]})")
+    arrays = {}
+    for nm in names:
+        a = np.array(series[nm])
+        a = a[np.argsort(a[:, 0], kind="stable")]
+        arrays[nm] = a[np.concatenate([[True], np.diff(a[:, 0]) > 0])]  # duplicate stamps: the first
+    times = arrays[names[0]][:, 0]
+    inside = np.ones(times.size, bool)
+    for nm in names[1:]:
+        inside &= (times >= arrays[nm][0, 0]) & (times <= arrays[nm][-1, 0])
+    times = times[inside]
+    if times.size == 0:
+        raise ValueError(f"{path}: the joints {names} of {topic} are never published over a common time span")
+    cols = []
+    for nm in names:
+        a = arrays[nm]
+        i = np.searchsorted(a[:, 0], times)
+        exact = (i < a.shape[0]) & (a[np.minimum(i, a.shape[0] - 1), 0] == times)
+        cols.append(_at(times, a[:, 0], a[:, 1:], exact, i))  # exact: a[i] is the match; else a[i-1], a[i]
+    vals = np.stack(cols, axis=1)  # (N, n, 3): position, velocity, effort
+    vel = None if np.isnan(vals[:, :, 1]).any() else vals[:, :, 1]
     try:
-        return IdentificationData(t_arr[keep], np.array(q)[keep], np.array(eff)[keep],
-                                  None if vel is None else vel[keep], None, names or [])
+        return IdentificationData(times, vals[:, :, 0], vals[:, :, 2], vel, None, names)
     except ValueError as exc:
         raise ValueError(f"{path}: {exc}") from exc
 
 
-def load_data(path: str | Path) -> IdentificationData:
-    """NPZ, CSV or ROS 2 bag (directory, .db3 or .mcap), by extension."""
+def load_data(path: str | Path, *, topic: str = JOINT_STATES, joints: list[str] | None = None) -> IdentificationData:
+    """NPZ, CSV or ROS 2 bag (directory, .db3 or .mcap), by extension; ``topic`` and ``joints``: see
+    :func:`load_bag` (bags only)."""
     p = Path(path)
     if not p.exists():
         raise FileNotFoundError(f"no data file or bag {str(path)!r}")
     if not (p.is_dir() or p.is_file()):
         raise ValueError(f"{path}: not a regular file or a bag directory")
     if p.is_dir() or p.suffix in (".db3", ".mcap"):
-        return load_bag(p)
+        return load_bag(p, topic=topic, joints=joints)
     if p.suffix == ".npz":
+        report(f"reading {path}")
         return load_npz(p)
     if p.suffix == ".csv":
+        report(f"reading {path}")
         return load_csv(p)
     raise ValueError(f"{path}: unknown data format (use .npz, .csv or a ROS 2 bag)")
 
@@ -400,19 +473,53 @@ def _lowpass(x: np.ndarray, cutoff: float, fs: float, order: int = 4) -> np.ndar
     return scipy.signal.sosfiltfilt(sos, x, axis=0)
 
 
+def _extended(x: np.ndarray, pad: int, fit: int, degree: int = 3) -> np.ndarray:
+    """``x`` (N, ...) with ``pad`` samples more at each end: the cubic fitted (least squares) to its first
+    and last ``fit`` samples, extrapolated.
+
+    The positions are extended so before the zero-phase filter and the differences: the default odd
+    extension of :func:`scipy.signal.sosfiltfilt` keeps q and q̇ at an end but flips q̈, a step that the
+    filter spreads over about 3/cutoff s and the differences amplify ((2π cutoff)² in q̈); a smooth
+    extension leaves the filter's start-up in the extension, which is cut off again.
+    """
+    from numpy.polynomial import polynomial as P
+
+    n = x.shape[0]
+    fit = int(min(max(fit, degree + 2), n))
+    deg = min(degree, fit - 1)
+    flat = x.reshape(n, -1)
+    k = np.arange(fit, dtype=float)
+    head = P.polyval(-np.arange(pad, 0, -1, dtype=float), P.polyfit(k, flat[:fit], deg)).T
+    tail = P.polyval(fit - 1 + np.arange(1, pad + 1, dtype=float), P.polyfit(k, flat[n - fit:], deg)).T
+    return np.concatenate([head, flat, tail]).reshape((n + 2 * pad,) + x.shape[1:])
+
+
+def filter_transient_samples(fs: float, cutoff: float | None, band: float | None) -> int:
+    """Samples at each end (and around a gap) whose q̇, q̈ or filtered values are wrong at rate ``fs`` (Hz).
+
+    The zero-phase Butterworth filters (order 4) of the positions (``cutoff`` Hz) and of the parallel
+    filtering or decimation (``band`` Hz) start up over about 3/f s each (their slowest pole decays as
+    exp(−2.4 f t): 7e-4 after 3/f s), and the central differences are one-sided on the first and
+    last two samples.  A filter at or above the Nyquist frequency (or None) is off.
+    """
+    seconds = sum(3.0 / f for f in (cutoff, band) if f is not None and f < 0.5 * fs)
+    return 2 + int(math.ceil(seconds * fs))
+
+
 def preprocess(
     data: IdentificationData,
     *,
     cutoff: float | None = 20.0,
     decimate: int = 1,
-    trim: float = 0.05,
+    trim: float | None = None,
     use_measured_derivatives: bool = False,
 ) -> IdentificationData:
     """Filtered q and q̇, q̈ by zero-phase differentiation, parallel decimation by ``decimate``.
 
     ``cutoff`` (Hz) of the zero-phase Butterworth filter on q (None: no filter); ``trim``: seconds
-    dropped at both ends.  Samples are resampled on a uniform grid first if the stamps jitter.
-    Measured qd/qdd are kept only with ``use_measured_derivatives``.
+    dropped at both ends (None: 0.05 s and at least the filter transients,
+    :func:`filter_transient_samples`; 0 keeps every sample).  Samples are resampled on a uniform
+    grid first if the stamps jitter.  Measured qd/qdd are kept only with ``use_measured_derivatives``.
     """
     if int(decimate) < 1:
         raise ValueError("decimate must be >= 1")
@@ -425,23 +532,32 @@ def preprocess(
         def interp(a: np.ndarray | None) -> np.ndarray | None:
             return (None if a is None else np.column_stack([np.interp(grid, t, a[:, k])
                                                                              for k in range(a.shape[1])]))
+        qd_m, qdd_m = interp(data.qd), interp(data.qdd)  # (before t is the grid: interp reads the stamps)
         t, q, eff = grid, interp(q), interp(eff)
-        qd_m, qdd_m = interp(data.qd), interp(data.qdd)
     else:
         qd_m, qdd_m = data.qd, data.qdd
     fs = 1.0 / dt
-    qf = _lowpass(q, cutoff, fs) if cutoff is not None else q
+    # q smoothly extended at both ends (see _extended), filtered, differentiated, the extension cut off
+    on = cutoff is not None and cutoff < 0.5 * fs
+    pad = min(filter_transient_samples(fs, cutoff, None), 4 * t.shape[0]) if on else 2
+    ext = _extended(q, pad, int(round(fs / cutoff)) if on else 4)
+    qf_ext = _lowpass(ext, cutoff, fs) if on else ext
+    qf = qf_ext[pad:pad + t.shape[0]]
     if use_measured_derivatives and qd_m is not None:
         qd = qd_m
         qdd = qdd_m if qdd_m is not None else np.gradient(qd, dt, axis=0)
     else:
-        qd = np.gradient(qf, dt, axis=0)
-        qdd = np.gradient(qd, dt, axis=0)
+        qd_ext = np.gradient(qf_ext, dt, axis=0)
+        qd = qd_ext[pad:pad + t.shape[0]]
+        qdd = np.gradient(qd_ext, dt, axis=0)[pad:pad + t.shape[0]]
     k = int(decimate)
-    if k > 1:
-        band = 0.8 * 0.5 * fs / k
+    band = 0.8 * 0.5 * fs / k if k > 1 else None
+    if band is not None:
         qf, qd, qdd, eff = (_lowpass(a, band, fs) for a in (qf, qd, qdd, eff))
-    m = int(round(trim * fs))
+    if trim is None:
+        m = max(int(round(0.05 * fs)), filter_transient_samples(fs, cutoff, band))
+    else:
+        m = int(round(trim * fs))
     sl = slice(m, t.shape[0] - m if m > 0 else None, k)
     if t[sl].shape[0] < 2:
         raise ValueError("too few samples left after trimming and decimation")

@@ -29,6 +29,7 @@ import scipy.optimize
 
 from ..model.robot_model import RobotModel
 from ..trajectory.base import Trajectory, Triple
+from .progress import report
 
 __all__ = ["ExcitationResult", "FourierTrajectory", "condition_number", "optimize_excitation"]
 
@@ -159,6 +160,9 @@ def optimize_excitation(
 
     count = [0]
     t0 = time.perf_counter()
+    report(f"optimizing an exciting trajectory ({L} harmonics, period {period:g} s, at most {int(maxiter)} "
+           "iterations)")
+    shown = [t0]
 
     def cost(x: np.ndarray) -> float:
         count[0] += 1
@@ -173,7 +177,12 @@ def optimize_excitation(
         val = math.exp(cost(x))
         if val < best[1]:
             best[0], best[1] = x.copy(), val
-        if time.perf_counter() - t0 > time_budget:
+        now = time.perf_counter()
+        if now - shown[0] >= 5.0:
+            shown[0] = now
+            report(f"excitation: cond(W_b) {c0:.4g} -> {best[1]:.4g} after {count[0]} evaluations",
+                   then="optimizing the exciting trajectory")
+        if now - t0 > time_budget:
             raise StopIteration
 
     try:
@@ -184,5 +193,6 @@ def optimize_excitation(
     except StopIteration:
         pass
     traj = build(best[0])
-    return ExcitationResult(traj, condition_number(base, *traj._evaluate(t)), c0, count[0],
-                            time.perf_counter() - t0, int(samples))
+    cond = condition_number(base, *traj._evaluate(t))
+    report(f"exciting trajectory ready: cond(W_b) {c0:.4g} -> {cond:.4g} in {time.perf_counter() - t0:.1f} s")
+    return ExcitationResult(traj, cond, c0, count[0], time.perf_counter() - t0, int(samples))

@@ -22,6 +22,7 @@ import numpy as np
 from ..model.inertia import central_inertia
 from ..model.robot_model import RobotModel
 from .estimation import IdentificationResult, base_parameters_of
+from .progress import report
 
 __all__ = [
     "MAX_REGRESSOR_ENTRIES",
@@ -133,28 +134,35 @@ def write_model_urdf(model: RobotModel, path: str | Path, **options: Any) -> Non
 
 
 def identify_cli(args: Any) -> int:
-    """``robot-dynamics identify URDF DATA [--json] ...``: base parameters from recorded data."""
+    """``robot-dynamics identify URDF DATA [--topic T] [--json] ...``: base parameters from recorded data
+    (a bag's JointStates of the model's joints, several publishers merged by name: :func:`~.data.load_bag`)."""
     import json
 
     from ..model.robots import load_model
-    from .data import load_data, preprocess
+    from .data import JOINT_STATES, load_data, preprocess
     from .estimation import identify, physically_consistent_estimate
 
     model = load_model(args.urdf)
-    data = load_data(args.data)
+    data = load_data(args.data, topic=getattr(args, "topic", JOINT_STATES), joints=model.joint_names)
+    report(f"{data.samples} samples of {data.dof} joints over {data.t[-1] - data.t[0]:.4g} s")
     band = None if args.band <= 0 else args.band
     cutoff = None if args.cutoff <= 0 else args.cutoff
     check_identification_size(model, data, cutoff=cutoff, band=band,
                               decimate=args.decimate if args.urdf_output else 1)
     res = identify(model, data, method=args.method, cutoff=cutoff, band=band, decimate=args.decimate,
-                   min_velocity=args.min_velocity)
+                   min_velocity=args.min_velocity, effort_delay=getattr(args, "effort_delay", 0.0))
     if args.output:
+        report(f"writing the estimates to {args.output}")
         Path(args.output).write_text(result_to_yaml(res))
     if args.model_output:
+        report(f"writing the identified model to {args.model_output}")
         Path(args.model_output).write_text(model_with_base_parameters(model, res.names, res.values).to_yaml())
     if args.urdf_output:
+        report("fitting a physically consistent model (nonlinear least squares)")
         p = preprocess(data.reorder(model.joint_names), cutoff=cutoff, decimate=max(args.decimate, 1))
-        write_model_urdf(physically_consistent_estimate(model, p.q, p.qd, p.qdd, p.effort), args.urdf_output)
+        consistent = physically_consistent_estimate(model, p.q, p.qd, p.qdd, p.effort)
+        report(f"writing the physically consistent URDF to {args.urdf_output}")
+        write_model_urdf(consistent, args.urdf_output)
     if args.json:
         print(json.dumps({"names": res.names, "values": res.values.tolist(),
                           "relative_std": [float(x) if np.isfinite(x) else None for x in res.relative_std],
