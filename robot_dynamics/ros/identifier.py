@@ -48,6 +48,7 @@ from ..identification.excitation import optimize_excitation
 from ..identification.io import is_physically_consistent, result_to_yaml, write_model_urdf
 from ..identification.update import updated_model
 from ..model.robot_model import RobotModel
+from ..trajectory.joint_space import point_to_point
 from .description import RobotDescription
 from .parameters import Param, Schema
 from .recorder import _joint_trajectory_msg
@@ -62,6 +63,9 @@ PARAMETERS = Schema(
     Param("margin", 0.8, "fraction of the position range, velocity and acceleration limits the excitation may use",
           lo=0.1, hi=1.0, live=True),
     Param("maxiter", 30, "iterations of the excitation optimization", lo=1, hi=1000, live=True),
+    Param("center", "range", "centre of the excitation: range (mid-range of the limits: the arm first moves there, "
+          "the model then holds over the whole workspace) | current (where the arm is: no approach move)",
+          choices=("range", "current"), live=True),
     Param("holdout", 0.25, "fraction of the run (its end) kept for validation", lo=0.05, hi=0.5, live=True),
     Param("effort_delay", 0.001, "the measured efforts lag the positions by this much (half a control period for "
           "a ros2_control effort interface or mujoco_sim)", lo=0.0, hi=1.0, live=True, unit="s"),
@@ -195,16 +199,24 @@ class Identifier(Node):
             raise ValueError("holdout must be in [0.05, 0.5]")
         out = Path(request.output_dir or v["output_dir"])
         q0 = np.array([self.latest[j] for j in names])
-        # 1. excitation around where the arm is
+        # 1. excitation: over the workspace (mid-range of the limits) or around where the arm is
         t0 = time.monotonic()
-        self._say(f"optimizing a {duration:g} s excitation ({v['harmonics']} harmonics) around the current position")
+        here = v["center"] == "current"
+        self._say(f"optimizing a {duration:g} s excitation ({v['harmonics']} harmonics) around "
+                  + ("the current position" if here else "the middle of the joint ranges"))
         ex = optimize_excitation(model, harmonics=int(v["harmonics"]), period=duration,
-                                 samples=max(100, 10 * model.dof), margin=float(v["margin"]), center=q0,
-                                 maxiter=int(v["maxiter"]), time_budget=60.0)
+                                 samples=max(100, 10 * model.dof), margin=float(v["margin"]),
+                                 center=q0 if here else None, maxiter=int(v["maxiter"]), time_budget=60.0)
         traj = ex.trajectory
         self._say(f"cond(W_b) {ex.initial_condition_number:.4g} -> {ex.condition_number:.4g} "
                   f"({time.monotonic() - t0:.1f} s)")
-        # 2. run it through the controller's action, recording
+        # 2. to its start, then run it through the controller's action, recording
+        start = traj.evaluate(np.zeros(1))[0][0]
+        if np.abs(start - q0).max() > 1e-3:
+            lim = model.limits
+            approach = point_to_point(q0, start, 0.5 * lim["velocity"], 0.5 * lim["acceleration"], profile="quintic")
+            self._say(f"moving to the excitation's start ({approach.duration:.1f} s)")
+            self._run_and_record(model, approach, record=False)
         data = self._run_and_record(model, traj)
         self._say(f"{data.samples} samples recorded over {data.t[-1] - data.t[0]:.2f} s")
         out.mkdir(parents=True, exist_ok=True)
@@ -261,7 +273,7 @@ class Identifier(Node):
                             + f"; {time.monotonic() - t0:.1f} s")
         self._say(response.message)
 
-    def _run_and_record(self, model: RobotModel, traj: Any) -> IdentificationData:
+    def _run_and_record(self, model: RobotModel, traj: Any, record: bool = True) -> IdentificationData | None:
         """The trajectory as a FollowJointTrajectory goal; joint states recorded from acceptance to the result."""
         client = self.follow
         if not client.wait_for_server(timeout_sec=5.0):
@@ -286,9 +298,9 @@ class Identifier(Node):
         rec, self.recording = self.recording, None
         res = result.result()
         if res.status != GoalStatus.STATUS_SUCCEEDED:
-            raise RuntimeError(f"the exciting trajectory was not executed: {res.result.error_code} "
+            raise RuntimeError(f"the controller did not execute the trajectory: {res.result.error_code} "
                                f"{res.result.error_string}")
-        return rec.data(list(model.joint_names))
+        return rec.data(list(model.joint_names)) if record else None
 
     def _swap(self, names: list[str], values: np.ndarray, source: str) -> None:
         for target in self.params.values["swap_targets"]:
