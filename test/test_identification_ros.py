@@ -20,6 +20,7 @@ from rosbags.typesys import Stores, get_typestore
 from robot_dynamics.cli import main
 from robot_dynamics.dynamics.base_parameters import base_parameters
 from robot_dynamics.model.robots import load_model
+from robot_dynamics.ros.recorder import APPROACH
 from robot_dynamics.sim.simulator import perturbed
 
 pytestmark = pytest.mark.ros
@@ -50,7 +51,8 @@ def test_identify_record_planar2r_recovers_the_simulated_plant(tmp_path, monkeyp
     with Reader(out / "bag") as r:
         conns = [c for c in r.connections if c.topic == "/joint_states"]
         assert [c.msgtype for c in conns] == ["sensor_msgs/msg/JointState"]
-        assert abs(sum(c.msgcount for c in conns) - (0.2 + 4.05) / 0.002) <= 3  # 0.2 s lead before the start stamp
+        # 0.2 s lead before the start stamp, then APPROACH s from the arm to the excitation's start
+        assert abs(sum(c.msgcount for c in conns) - (0.2 + APPROACH + 4.05) / 0.002) <= 3
     assert (out / "estimates.yaml").is_file() and (out / "logs" / "mujoco_sim.log").is_file()
 
 

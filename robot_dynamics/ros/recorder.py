@@ -10,7 +10,9 @@
   ``computed_torque_controller`` of :func:`~robot_dynamics.ros.node_set.node_set` in lockstep
   (a command advances the arm one control period), optimizes an exciting trajectory
   (:func:`~robot_dynamics.identification.excitation.optimize_excitation`), sends it sampled as a
-  ``trajectory_msgs/JointTrajectory`` to ``/computed_torque_controller/joint_trajectory``,
+  ``control_msgs/FollowJointTrajectory`` goal to ``/computed_torque_controller/follow_joint_trajectory`` (from where
+  the arm is: its points start ``APPROACH`` s after the stamp; a refusal or an abort stops the recording with the
+  controller's reason),
   records ``/joint_states`` while the arm executes it, writes the bag, stops the nodes and runs
   :func:`~robot_dynamics.identification.estimation.identify` on the bag.
   ``robot-dynamics identify-record --robot rx90 --output DIR [--duration S]`` is its CLI.
@@ -114,8 +116,12 @@ class JointStateRecorder(Node):
 
 
 # ---------------------------------------------------------------- the experiment
-def _joint_trajectory_msg(names: list[str], traj: Any, sample_period: float) -> Any:
-    """The trajectory sampled every ``sample_period`` s (positions, velocities, accelerations: quintic in the controller)."""
+APPROACH = 0.5  # s from where the arm is to the excitation's start (identify-record)
+
+
+def _joint_trajectory_msg(names: list[str], traj: Any, sample_period: float, offset: float = 0.0) -> Any:
+    """The trajectory sampled every ``sample_period`` s (positions, velocities, accelerations: quintic in the
+    controller); ``offset`` > 0 delays every point (no point at t = 0: the controller starts from the arm)."""
     from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
     from .trajectory_generator import _duration_msg
@@ -125,7 +131,7 @@ def _joint_trajectory_msg(names: list[str], traj: Any, sample_period: float) -> 
     q, qd, qdd = traj.evaluate(times)
     msg = JointTrajectory(joint_names=list(names))
     msg.points = [JointTrajectoryPoint(positions=q[k].tolist(), velocities=qd[k].tolist(),
-                                       accelerations=qdd[k].tolist(), time_from_start=_duration_msg(float(t)))
+                                       accelerations=qdd[k].tolist(), time_from_start=_duration_msg(float(t) + offset))
                   for k, t in enumerate(times)]
     return msg
 
@@ -162,9 +168,11 @@ def record_identification_experiment(
     ``DIR/logs``; returns the result (estimates, condition numbers, times, true base parameters).
     """
     import rclpy
+    from action_msgs.msg import GoalStatus
+    from control_msgs.action import FollowJointTrajectory
+    from rclpy.action import ActionClient
     from rclpy.executors import SingleThreadedExecutor
     from rclpy.time import Time
-    from trajectory_msgs.msg import JointTrajectory
 
     from ..identification.data import load_bag
     from ..identification.estimation import base_parameters_of, identify
@@ -211,27 +219,39 @@ def record_identification_experiment(
         rclpy.init(context=context)
         recorder = JointStateRecorder(recording=False, context=context)
         client = rclpy.create_node("identification_experiment", context=context)
-        pub = client.create_publisher(JointTrajectory, "/computed_torque_controller/joint_trajectory", 10)
+        action = ActionClient(client, FollowJointTrajectory, "/computed_torque_controller/follow_joint_trajectory")
         executor = SingleThreadedExecutor(context=context)
         executor.add_node(recorder)
         executor.add_node(client)
         _spin_until(executor, lambda: recorder.latest is not None, 60.0, "/joint_states", bringup)
-        _spin_until(executor, lambda: pub.get_subscription_count() > 0, 60.0, "the controller", bringup)
+        _spin_until(executor, action.server_is_ready, 60.0, "the controller's action server", bringup)
         # the controller runs once the arm moves in lockstep: wait for sim time to advance
         t_first = _stamp(recorder.latest)
         _spin_until(executor, lambda: _stamp(recorder.latest) > t_first + 0.1, 60.0, "the control loop", bringup)
         recorder.recording = True
         t_send = _stamp(recorder.latest)
         # JTC semantics: the trajectory starts at its header stamp (sim time), a little ahead, so the
-        # recorded window does not depend on how long the message takes to arrive
-        msg = _joint_trajectory_msg(model.joint_names, traj, sample_period)
+        # recorded window does not depend on how long the goal takes to arrive; its points start APPROACH s later:
+        # the controller first goes from where the arm is (it may sag a little while holding with a model that is
+        # off) to the excitation's start, instead of refusing a first point away from the arm
+        msg = _joint_trajectory_msg(model.joint_names, traj, sample_period, offset=APPROACH)
         t_go = t_send + 0.2
         msg.header.stamp = Time(nanoseconds=round(t_go * 1e9)).to_msg()
-        pub.publish(msg)
-        t_end = t_go + traj.duration + 0.05
+        sent = action.send_goal_async(FollowJointTrajectory.Goal(trajectory=msg))
+        _spin_until(executor, sent.done, 30.0, "the controller's answer to the goal", bringup)
+        if sent.result() is None or not sent.result().accepted:
+            raise RuntimeError("identify-record: the controller rejected the exciting trajectory")
+        result = sent.result().get_result_async()
+        t_end = t_go + APPROACH + traj.duration + 0.05
+
+        def finished() -> bool:
+            if result.done() and result.result().status != GoalStatus.STATUS_SUCCEEDED:
+                r = result.result().result
+                raise RuntimeError(f"identify-record: the controller did not execute the exciting trajectory "
+                                   f"({r.error_code}: {r.error_string})")
+            return (recorder.last_stamp or 0.0) >= t_end
         t_wall = time.monotonic()
-        _spin_until(executor, lambda: (recorder.last_stamp or 0.0) >= t_end, timeout, "the end of the trajectory",
-                    bringup)
+        _spin_until(executor, finished, timeout, "the end of the trajectory", bringup)
         sim_rate = traj.duration / (time.monotonic() - t_wall)
         recorder.recording = False
         bag = out / "bag"
