@@ -169,3 +169,85 @@ def test_simulator_without_new_terms_is_unchanged() -> None:
             arm.reset([0.1], [0.2])
             arm.step([1.7], 300)
         assert np.array_equal(a.state().q, b.state().q) and np.array_equal(a.state().qd, b.state().qd)
+
+
+# ------------------------------------------------------------------ identification
+@pytest.fixture(scope="module")
+def experiment() -> tuple[RobotModel, RobotModel, tuple[np.ndarray, ...], np.ndarray]:
+    """RX-90 plant with offsets and Stribeck friction; a 5-harmonic trajectory (every joint reverses, so low
+    velocities are visited); efforts from Pinocchio RNEA + Ia q̈ + the friction formula (noise-free)."""
+    nominal = load_model("rx90")
+    truth = nominal.replace(Foff=np.array([0.5, -0.8, 0.3, 0.2, -0.1, 0.05]), Fs=nominal.Fc * 1.8 + 0.1,
+                            vs=np.array([0.08, 0.1, 0.12, 0.05, 0.1, 0.15]))
+    rng = np.random.default_rng(0)
+    t = np.arange(0.0, 20.0, 0.01)
+    k = np.arange(1, 6)[:, None, None]
+    a, b = (rng.normal(0.0, 0.3, (5, 1, 6)) / k for _ in range(2))
+    arg = k * (2 * np.pi / 10) * t[None, :, None]
+    w = k * (2 * np.pi / 10)
+    q = (a * np.sin(arg) + b * np.cos(arg)).sum(0)
+    qd = (w * (a * np.cos(arg) - b * np.sin(arg))).sum(0)
+    qdd = (-(w**2) * (a * np.sin(arg) + b * np.cos(arg))).sum(0)
+    tau = reference(truth, q, qd, qdd)
+    return nominal, truth, (q, qd, qdd), tau
+
+
+def _by_name(res, kind: str, n: int = 6) -> tuple[np.ndarray, np.ndarray]:
+    d, s = dict(zip(res.names, res.values, strict=True)), dict(zip(res.names, res.std, strict=True))
+    return np.array([d[f"{kind}{j}"] for j in range(1, n + 1)]), np.array([s[f"{kind}{j}"] for j in range(1, n + 1)])
+
+
+def test_identification_offset_is_linear(experiment) -> None:
+    from robot_dynamics.identification import estimate
+
+    nominal, truth, (q, qd, qdd), _ = experiment
+    plant = truth.replace(Fs=np.zeros(6), vs=np.zeros(6))  # offsets only
+    tau = reference(plant, q, qd, qdd)
+    res = estimate(nominal, q, qd, qdd, tau, method="ols", friction="coulomb_viscous_offset")
+    base = nominal.base_parameters()
+    assert res.names == list(base.names) + [f"Foff{j}" for j in range(1, 7)]
+    for kind in ("Fc", "Fv", "Foff"):
+        np.testing.assert_allclose(_by_name(res, kind)[0], getattr(plant, kind), rtol=1e-6, atol=1e-9)
+    # the default layout is unchanged
+    default = estimate(nominal, q, qd, qdd, tau - plant.Foff, method="ols")
+    assert default.names == list(base.names)
+
+
+@pytest.mark.parametrize("refine", ["all", "friction"])
+def test_identification_recovers_stribeck_noise_free(experiment, refine: str) -> None:
+    from robot_dynamics.identification import estimate
+    from robot_dynamics.identification.friction import model_with_friction
+
+    nominal, truth, (q, qd, qdd), tau = experiment
+    res = estimate(nominal, q, qd, qdd, tau, method="wls", friction="stribeck", refine=refine)
+    if refine == "friction":  # the inertial parameters stay at the linear (grid) solution: approximate
+        lin = estimate(nominal, q, qd, qdd, tau, method="wls", friction="coulomb_viscous_offset")
+        assert np.all(res.residual_rms < 0.5 * lin.residual_rms)
+        for kind in ("Fc", "Fs", "vs"):
+            est = _by_name(res, kind)[0]
+            assert np.all(np.abs(est / getattr(truth, kind) - 1) < 0.25), (kind, est, getattr(truth, kind))
+        return
+    tol = 1e-6
+    for kind in ("Fc", "Fv", "Foff", "Fs", "vs"):
+        est = _by_name(res, kind)[0]
+        assert np.all(np.abs(est / getattr(truth, kind) - 1) < tol), (kind, est, getattr(truth, kind))
+    if refine == "all":
+        ident = model_with_friction(nominal, res.names, res.values)
+        assert _rel(ident.inverse_dynamics(q, qd, qdd), tau) < 1e-8
+
+
+def test_identification_stribeck_reports_sigma_on_noisy_data(experiment) -> None:
+    from robot_dynamics.identification import estimate
+
+    nominal, truth, (q, qd, qdd), tau = experiment
+    rng = np.random.default_rng(7)
+    noisy = tau + rng.normal(0.0, 0.02 * np.std(tau, axis=0), tau.shape)
+    res = estimate(nominal, q, qd, qdd, noisy, method="wls", friction="stribeck")
+    assert res.method == "wls+stribeck"
+    for kind in ("Fc", "Fv", "Foff", "Fs", "vs"):
+        est, std = _by_name(res, kind)
+        assert np.all(std > 0) and np.all(np.isfinite(std)), kind
+        z = np.abs(est - getattr(truth, kind)) / std
+        assert np.all(z < 5.0), (kind, est, getattr(truth, kind), std)
+    rel = dict(zip(res.names, res.relative_std, strict=True))
+    assert all(np.isfinite(rel[f"vs{j}"]) for j in range(1, 7))
