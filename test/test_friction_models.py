@@ -251,3 +251,17 @@ def test_identification_stribeck_reports_sigma_on_noisy_data(experiment) -> None
         assert np.all(z < 5.0), (kind, est, getattr(truth, kind), std)
     rel = dict(zip(res.names, res.relative_std, strict=True))
     assert all(np.isfinite(rel[f"vs{j}"]) for j in range(1, 7))
+
+
+def test_identify_pipeline_with_stribeck(experiment) -> None:
+    """The whole pipeline (position filter, differentiation, parallel filter on the Stribeck columns too)."""
+    from robot_dynamics.identification import identify
+    from robot_dynamics.identification.data import IdentificationData
+
+    nominal, truth, (q, qd, qdd), tau = experiment
+    t = np.arange(q.shape[0]) * 0.01
+    data = IdentificationData(t=t, q=q, effort=tau, joint_names=nominal.joint_names)
+    res = identify(nominal, data, friction="stribeck", cutoff=None, band=None, decimate=1, min_velocity=0.0)
+    for kind in ("Fc", "Fv", "Foff", "Fs", "vs"):
+        est = _by_name(res, kind)[0]
+        assert np.all(np.abs(est / getattr(truth, kind) - 1) < 0.05), (kind, est, getattr(truth, kind))
