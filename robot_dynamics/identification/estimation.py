@@ -17,6 +17,10 @@ mass is that of a rigid body (second moment ``Σ_c = L Lᵀ + ε 1`` with L lowe
 pull towards the a-priori (URDF) values so that the non-identifiable directions are defined.
 This is a non-convex parametrization of the convex set (no cvxpy dependency); started from the
 nominal model it converges in practice, and the result is a realizable model (URDF export).
+
+Friction models (``friction=``): Coulomb + viscous (default, 7.27), + an offset per joint (linear: one
+column more per joint), + the Stribeck term of 7.26 (nonlinear least squares around the linear solution);
+see :mod:`robot_dynamics.identification.friction`.
 """
 
 from __future__ import annotations
@@ -28,6 +32,7 @@ import numpy as np
 
 from ..model.inertia import central_inertia, physically_consistent
 from ..model.robot_model import RobotModel
+from .friction import FRICTION_MODELS, estimate_stribeck, with_friction
 from .progress import report
 
 __all__ = [
@@ -121,8 +126,11 @@ def estimate(
     *,
     method: str = "wls",
     base: Any = None,
+    friction: str = "coulomb_viscous",
+    refine: str = "all",
 ) -> IdentificationResult:
-    """Base parameters from samples (N, n) of positions, velocities, accelerations and efforts (URDF)."""
+    """Base parameters from samples (N, n) of positions, velocities, accelerations and efforts (URDF);
+    ``friction``/``refine``: the friction model (:mod:`~robot_dynamics.identification.friction`)."""
     if method not in METHODS:
         raise ValueError(f"method must be one of {METHODS}, got {method!r}")
     n = model.dof
@@ -137,8 +145,9 @@ def estimate(
     if len({x.shape[0] for x in arrays}) != 1:
         raise ValueError("q, qd, qdd and effort must have the same number of samples")
     q, qd, qdd, tau = arrays
-    base = base_parameters_of(model) if base is None else base
-    return estimate_from_matrix(model, base, observation_matrix(base, q, qd, qdd), tau, method=method)
+    base = with_friction(base_parameters_of(model) if base is None else base, model, friction)
+    return estimate_from_matrix(model, base, observation_matrix(base, q, qd, qdd), tau, method=method,
+                                friction=friction, qd=qd, refine=refine)
 
 
 # ----------------------------------------------------------- physically consistent
@@ -220,6 +229,8 @@ def identify(
     min_velocity: float = 0.02,
     effort_delay: float = 0.0,
     base: Any = None,
+    friction: str = "coulomb_viscous",
+    refine: str = "all",
 ) -> IdentificationResult:
     """The whole pipeline on recorded data (:class:`~robot_dynamics.identification.data.IdentificationData`).
 
@@ -243,6 +254,10 @@ def identify(
     ``effort_delay`` (s): the efforts lag the positions by this much and are read at t + delay
     (linear interpolation); e.g. half a control period when the effort stamped t_k is the command
     held over [t_k − h, t_k] (ros2_control effort interfaces, ``mujoco_sim``).
+
+    ``friction``: ``"coulomb_viscous"`` (7.27), ``"coulomb_viscous_offset"`` (+ Foff) or ``"stribeck"``
+    (+ Foff and the Stribeck term of 7.26, nonlinear least squares, ``refine``; its columns go through the
+    parallel filter too), see :mod:`robot_dynamics.identification.friction`.
     """
     if not (np.isfinite(effort_delay) and effort_delay >= 0.0):
         raise ValueError(f"effort_delay must be finite and >= 0, got {effort_delay}")
@@ -251,7 +266,7 @@ def identify(
     d = data.reorder(model.joint_names)
     report(f"{'filtering the positions at ' + format(cutoff, 'g') + ' Hz and ' if cutoff else ''}differentiating")
     full = preprocess(d, cutoff=cutoff, decimate=1, trim=0.0)
-    base = base_parameters_of(model) if base is None else base
+    base = with_friction(base_parameters_of(model) if base is None else base, model, friction)
     report(f"building the observation matrix ({full.samples} samples x {d.dof} joints x {len(base.names)} "
            "base parameters)")
     w3 = observation_matrix(base, full.q, full.qd, full.qdd)
@@ -259,10 +274,12 @@ def identify(
     if effort_delay > 0.0:
         tau = np.column_stack([np.interp(full.t + effort_delay, full.t, tau[:, j]) for j in range(tau.shape[1])])
     fs = 1.0 / float(np.median(np.diff(full.t)))
+    filt = None
     if band is not None:
         report(f"parallel filtering of the observation matrix and the efforts at {band:g} Hz")
         w3 = _lowpass(w3, band, fs)
         tau = _lowpass(tau, band, fs)
+        filt = (lambda x: _lowpass(x, band, fs)[sl]) if friction == "stribeck" else None
     # the ends: the transients of the position filter (q̇, q̈ of its start-up, and the one-sided
     # differences of the first and last samples) spread by the parallel filter bias the estimate
     # (UR10, noise-free, 7.4 s cut from a trajectory in motion: 24 % with 0.1 s dropped, 0.1 % with
@@ -287,15 +304,37 @@ def identify(
                          f"{min_velocity:g} on {int(keep.sum())} of {keep.size}, largest |q̇| "
                          f"{float(np.abs(full.qd).max()):.3g}): did the arm follow the exciting trajectory? Record "
                          "longer or lower --min-velocity")
-    return estimate_from_matrix(model, base, w3[sl], tau[sl], method=method, keep=keep)
+    return estimate_from_matrix(model, base, w3[sl], tau[sl], method=method, keep=keep, friction=friction,
+                                qd=full.qd if filt is not None else full.qd[sl], refine=refine,
+                                filt=filt)
 
 
 def estimate_from_matrix(model: RobotModel, base: Any, w3: np.ndarray, tau: np.ndarray, *,
-                         method: str = "wls", keep: np.ndarray | None = None) -> IdentificationResult:
+                         method: str = "wls", keep: np.ndarray | None = None, friction: str = "coulomb_viscous",
+                         qd: np.ndarray | None = None, refine: str = "all", filt: Any = None) -> IdentificationResult:
     """OLS / WLS on an observation matrix (N, n, b) and efforts (N, n) (see the module docstring);
-    ``keep`` (N, n) selects the joint equations used."""
+    ``keep`` (N, n) selects the joint equations used.  ``friction="stribeck"``: ``w3`` is the offset model's
+    (:class:`~.friction.OffsetBase`), ``qd`` the velocities of the samples (before ``filt``, the parallel
+    filter, which also selects the samples of ``w3``), :func:`~.friction.estimate_stribeck`."""
     if method not in METHODS:
         raise ValueError(f"method must be one of {METHODS}, got {method!r}")
+    if friction not in FRICTION_MODELS:
+        raise ValueError(f"friction must be one of {FRICTION_MODELS}, got {friction!r}")
+    if friction == "stribeck":
+        if qd is None:
+            raise ValueError("friction='stribeck' needs the velocities qd of the samples")
+        report(f"Stribeck friction: nonlinear least squares ({refine}) around the linear solution")
+        fit = estimate_stribeck(list(base.names), w3, tau, np.asarray(qd, float), keep=keep, method=method,
+                                refine=refine, filt=filt)
+        values, std = fit["values"], fit["std"]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            rel = np.where(np.abs(values) > 0, 100.0 * std / np.abs(values), np.inf)
+        return IdentificationResult(
+            names=fit["names"], values=values, std=std, relative_std=rel, method=f"{method}+stribeck",
+            residual_rms=np.sqrt(np.mean(fit["residual"] ** 2, axis=0)),
+            condition_number=float(np.linalg.cond(fit["matrix"])), samples=int(tau.shape[0]),
+            joint_names=model.joint_names, robot=model.name,
+        )
     nb = w3.shape[-1]
     keep = np.ones(tau.shape, bool) if keep is None else np.asarray(keep, bool)
     rows = keep.reshape(-1)

@@ -16,6 +16,18 @@ frame R_j about O_j (001 eq. 7.3, products of inertia XY = -∫xy dm):
 ``XX XY XZ YY YZ ZZ MX MY MZ M`` stored row-wise in ``inertial`` (n, 10), plus
 ``Ia`` (rotor inertia), ``Fc`` (Coulomb) and ``Fv`` (viscous friction).
 
+Optional friction terms outside the 13 standard parameters of a joint (zero by default, and then
+absent from every computation, file and program): ``Foff`` (a constant effort offset) and the
+Stribeck term of 001 eq. 7.26 with ``Fs`` (static friction, F_st of 7.26, errata 15) and ``vs``
+(Stribeck velocity, rad/s or m/s; 7.26's B = 1/vs)::
+
+    Γ_f = Fc sign(q̇) + Fv q̇ + (Fs − Fc) sign(q̇) exp(−|q̇| / vs) + Foff      (vs = 0: no Stribeck term)
+
+The dynamics methods (inverse dynamics, H, forward dynamics) of every engine add
+:meth:`RobotModel.extra_friction` (the Stribeck and offset terms) to the engine's 7.61 result; the
+regressor and the base parameters stay those of the 13 standard parameters (the identification
+adds offset columns and fits the Stribeck term, :mod:`robot_dynamics.identification.friction`).
+
 A model is immutable once built (the spirit of Pinocchio's model/data split): its fields cannot be
 re-assigned, its arrays are read-only (backed by immutable memory), the joint rows are frozen and held
 in a tuple, ``frames`` and ``locked_joints`` are read-only mappings.  A change makes a new model:
@@ -37,6 +49,7 @@ import numpy as np
 from .mdh import PRISMATIC, REVOLUTE, MDHJoint, mdh_transform, mdh_transform_batch
 
 INERTIAL_NAMES = ("XX", "XY", "XZ", "YY", "YZ", "ZZ", "MX", "MY", "MZ", "M")
+EXTRA_FRICTION_NAMES = ("Foff", "Fs", "vs")  # optional per-joint friction terms (offset, 001 eq. 7.26)
 DEFAULT_GRAVITY = (0.0, 0.0, -9.81)
 
 
@@ -95,6 +108,8 @@ class RobotModel:
         frame R_j (j = 0: the base frame R0).  The tip link is in it.
     inertial: (n, 10) standard parameters XX..M of each link in R_j about O_j.
     Ia, Fc, Fv: (n,) rotor inertia, Coulomb and viscous friction.
+    Foff, Fs, vs: (n,) optional effort offset, static friction and Stribeck velocity (module
+        docstring, 001 eq. 7.26); zero by default.
     gravity: gravity acceleration expressed in ``base_link``.
     locked_joints: URDF moving joints off the modelled chain that were locked (name -> position),
         their subtrees lumped like fixed joints (``from_urdf(..., tip_link=...)``); empty for a whole tree.
@@ -116,6 +131,9 @@ class RobotModel:
     Fv: np.ndarray | None = None
     gravity: np.ndarray = field(default_factory=lambda: np.array(DEFAULT_GRAVITY))
     locked_joints: dict[str, float] = field(default_factory=dict)
+    Foff: np.ndarray | None = None
+    Fs: np.ndarray | None = None
+    vs: np.ndarray | None = None
 
     def __post_init__(self) -> None:
         self.joints = tuple(j if isinstance(j, MDHJoint) else MDHJoint(**vars(j)) for j in self.joints)
@@ -131,9 +149,14 @@ class RobotModel:
         self.base_transform = _as_transform(self.base_transform, "base_transform")
         inertial = np.zeros((n, 10)) if self.inertial is None else np.asarray(self.inertial, float).reshape(n, 10)
         self.inertial = _frozen_array(inertial)
-        for k in ("Ia", "Fc", "Fv"):
+        for k in ("Ia", "Fc", "Fv") + EXTRA_FRICTION_NAMES:
             v = getattr(self, k)
             setattr(self, k, _frozen_array(np.zeros(n) if v is None else np.asarray(v, float).reshape(n)))
+        for k in EXTRA_FRICTION_NAMES:
+            if not np.all(np.isfinite(getattr(self, k))):
+                raise ValueError(f"{k} contains NaN or inf")
+        if np.any(self.vs < 0):
+            raise ValueError("vs (Stribeck velocity) must be >= 0 (0: no Stribeck term)")
         self.gravity = _frozen_array(np.asarray(self.gravity, float).reshape(3))
         self.frames = FrozenDict(
             {k: (int(j), _as_transform(t, f"frame of link {k!r}")) for k, (j, t) in self.frames.items()})
@@ -177,6 +200,10 @@ class RobotModel:
         self.b = _frozen_array([x.b for x in j])
         self.is_tree = bool(np.any(self.gamma != 0.0) or np.any(self.b != 0.0)
                             or np.any(self.antecedent != np.arange(len(j))))
+        self._stribeck = self.vs > 0.0  # joints with a Stribeck term (vs = 0: none)
+        self._fs_fc = _frozen_array(np.where(self._stribeck, self.Fs - self.Fc, 0.0))
+        self._inv_vs = _frozen_array(np.where(self._stribeck, 1.0 / np.where(self._stribeck, self.vs, 1.0), 0.0))
+        self.has_extra_friction = bool(np.any(self.Foff != 0.0) or np.any(self._fs_fc != 0.0))
 
     # ------------------------------------------------------------------ basics
     @property
@@ -270,6 +297,23 @@ class RobotModel:
         v = np.asarray(values, float).reshape(self.dof, 13)
         return self.replace(inertial=v[:, :10], Ia=v[:, 10], Fc=v[:, 11], Fv=v[:, 12])
 
+    # ------------------------------------------------------------- friction
+    def extra_friction(self, qd: Any) -> np.ndarray:
+        """The optional friction terms ``(Fs − Fc) sign(q̇) exp(−|q̇| / vs) + Foff`` (001 eq. 7.26 beyond
+        7.27, plus the offset) for URDF velocities (n,) or (N, n); zeros when the model has none.  The
+        dynamics methods add it to the engines' 7.61 efforts."""
+        qd = self.check_joint_vector(qd, "qd")
+        if not self.has_extra_friction:
+            return np.zeros(qd.shape)
+        return self._fs_fc * np.sign(qd) * np.exp(-np.abs(qd) * self._inv_vs) + self.Foff
+
+    def friction_torques(self, qd: Any) -> np.ndarray:
+        """The whole friction effort Γ_f = Fc sign(q̇) + Fv q̇ [+ (Fs − Fc) sign(q̇) exp(−|q̇|/vs) + Foff]
+        (001 eqs. 7.26–7.28) for URDF velocities (n,) or (N, n)."""
+        qd = self.check_joint_vector(qd, "qd")
+        out = self.Fc * np.sign(qd) + self.Fv * qd
+        return out + self.extra_friction(qd) if self.has_extra_friction else out
+
     # ------------------------------------------------------------- I/O
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -280,7 +324,8 @@ class RobotModel:
             "base_transform": self.base_transform.tolist(),
             "joints": [
                 {**j.as_dict(), **{k: float(v) for k, v in zip(INERTIAL_NAMES, self.inertial[i], strict=True)},
-                 "Ia": float(self.Ia[i]), "Fc": float(self.Fc[i]), "Fv": float(self.Fv[i])}
+                 "Ia": float(self.Ia[i]), "Fc": float(self.Fc[i]), "Fv": float(self.Fv[i]),
+                 **{k: float(getattr(self, k)[i]) for k in EXTRA_FRICTION_NAMES if np.any(getattr(self, k) != 0.0)}}
                 for i, j in enumerate(self.joints)
             ],
             "frames": {k: {"frame": j, "transform": t.tolist()} for k, (j, t) in self.frames.items()},
@@ -293,7 +338,7 @@ class RobotModel:
             rows = data["joints"]
             joints = [MDHJoint.from_dict(r) for r in rows]
             inertial = np.array([[float(r.get(k, 0.0)) for k in INERTIAL_NAMES] for r in rows]).reshape(len(rows), 10)
-            extra = {k: np.array([float(r.get(k, 0.0)) for r in rows]) for k in ("Ia", "Fc", "Fv")}
+            extra = {k: np.array([float(r.get(k, 0.0)) for r in rows]) for k in ("Ia", "Fc", "Fv") + EXTRA_FRICTION_NAMES}
             frames = {k: (int(v["frame"]), np.array(v["transform"], float)) for k, v in data.get("frames", {}).items()}
             return cls(
                 joints=joints,
@@ -453,11 +498,14 @@ class RobotModel:
     ) -> np.ndarray:
         """Joint efforts by Newton–Euler (001 §7.4.3; customized program 001 §7.5); batch-aware, URDF coordinates."""
         if f_ext is None and gravity is None:
-            return self._engine.id(q, qd, qdd)
-        return self._engine.inverse_dynamics(q, qd, qdd, f_ext, gravity, f_ext_frame)
+            tau = self._engine.id(q, qd, qdd)
+        else:
+            tau = self._engine.inverse_dynamics(q, qd, qdd, f_ext, gravity, f_ext_frame)
+        return tau + self.extra_friction(qd) if self.has_extra_friction else tau
 
     def regressor(self, q: Any, qd: Any, qdd: Any, gravity: Any = None) -> np.ndarray:
-        """Regressor W with ``W @ standard_parameter_values == inverse_dynamics`` (001 eq. 9.3)."""
+        """Regressor W with ``W @ standard_parameter_values == inverse_dynamics`` (001 eq. 9.3) minus the
+        optional friction terms (:meth:`extra_friction`: not linear in the standard parameters)."""
         if gravity is None:
             return self._engine.regressor(q, qd, qdd)
         return self._engine.with_gravity("regressor", gravity, q, qd, qdd)
@@ -480,9 +528,8 @@ class RobotModel:
 
     def nonlinear_effects(self, q: Any, qd: Any, gravity: Any = None) -> np.ndarray:
         """H(q, qd) = C qd + Q + friction (001 eq. 7.62)."""
-        if gravity is None:
-            return self._engine.nle(q, qd)
-        return self._engine.with_gravity("nle", gravity, q, qd)
+        h = self._engine.nle(q, qd) if gravity is None else self._engine.with_gravity("nle", gravity, q, qd)
+        return h + self.extra_friction(qd) if self.has_extra_friction else h
 
     def kinetic_energy(self, q: Any, qd: Any) -> np.ndarray:
         from ..dynamics.dynamic_terms import kinetic_energy
@@ -500,7 +547,10 @@ class RobotModel:
     ) -> np.ndarray:
         """Joint accelerations (001 §7.6).  ``method=None``: the engine (the customized O(n) program of
         001 §7.6.2 once compiled, NumPy's A⁻¹(Γ − H) until then); ``"cholesky"`` (A⁻¹(Γ − H)) or
-        ``"recursive"`` (001 §7.6.2.1): that NumPy algorithm."""
+        ``"recursive"`` (001 §7.6.2.1): that NumPy algorithm.  The optional friction terms
+        (:meth:`extra_friction`) are taken off ``tau`` before the engine's 7.61 model runs."""
+        if self.has_extra_friction:
+            tau = np.asarray(tau, float) - self.extra_friction(qd)
         if method is None and f_ext is None and gravity is None:
             return self._engine.fd(q, qd, tau)
         return self._engine.forward_dynamics(q, qd, tau, f_ext, method, gravity, f_ext_frame)
@@ -513,4 +563,4 @@ class RobotModel:
         return base_parameters(self, samples=samples, seed=seed, tol=tol)
 
 
-__all__ = ["INERTIAL_NAMES", "MDHJoint", "RobotModel", "StandardParameters", "mdh_transform"]
+__all__ = ["EXTRA_FRICTION_NAMES", "INERTIAL_NAMES", "MDHJoint", "RobotModel", "StandardParameters", "mdh_transform"]

@@ -237,7 +237,7 @@ class DynamicsServer(Node):
             a = model.inertia_matrix(q)[np.ix_(perm, perm)]
             coriolis = model.coriolis_matrix(q, qd) @ qd
             gravity = model.gravity_torques(q)
-            friction = model.Fc * np.sign(qd) + model.Fv * qd
+            friction = model.friction_torques(qd)  # 001 eq. 7.26/7.28 (+ offset, Stribeck when set)
         _check_outputs(inertia_matrix=a, coriolis=coriolis, gravity=gravity, friction=friction)
         response.joint_names = order.names
         response.inertia_matrix = a.ravel().tolist()

@@ -112,6 +112,12 @@ PARAMETERS = Schema(
     Param("payload_com", [], "its position [x, y, z] in payload_link; empty: the link's origin", kind="double_array",
           unit="m"),
     Param("payload_link", "", "URDF link carrying the payload; empty: the tip link"),
+    Param("plant_friction_offset", [], "the simulated arm's effort offset Foff per joint (URDF chain order; empty: "
+          "the model's)", kind="double_array", unit="N m, N"),
+    Param("plant_static_friction", [], "the simulated arm's static friction Fs per joint (001 eq. 7.26; empty: the "
+          "model's)", kind="double_array", unit="N m, N"),
+    Param("plant_stribeck_velocity", [], "the simulated arm's Stribeck velocity vs per joint (7.26 with B = 1/vs; "
+          "0: no Stribeck term; empty: the model's)", kind="double_array", lo=0.0, unit="rad/s, m/s"),
     Param("noise_q", 0.0, "standard deviation of the position measurement noise", lo=0.0, hi=1e3, unit="rad, m"),
     Param("seed", 0, "seed of the plant error and the noise"),
     Param("publish_clock", True, "publish /clock (the sim is the time source)"),
@@ -248,6 +254,14 @@ class MujocoSim(Node):
             plant = with_payload(plant, v["payload"], v["payload_com"] or (0.0, 0.0, 0.0), v["payload_link"] or None)
             self.get_logger().info(f"the simulated arm carries {v['payload']:g} kg on "
                                    f"{v['payload_link'] or model.tip_link} (not in the controllers' model)")
+        friction = {k: np.asarray(v[p], float) for k, p in (("Foff", "plant_friction_offset"),
+                    ("Fs", "plant_static_friction"), ("vs", "plant_stribeck_velocity")) if len(v[p])}
+        for k, x in friction.items():
+            if x.shape != (model.dof,):
+                raise ValueError(f"{k} of the plant must have {model.dof} values, got {x.tolist()}")
+        if friction:  # the plant's extra friction (core MujocoArm), not in the controllers' model
+            plant = plant.replace(**friction)
+            self.get_logger().info(f"the simulated arm's friction: {({k: x.tolist() for k, x in friction.items()})}")
         arm = MujocoArm(plant, timestep=self.timestep, noise_q=self.noise_q, rng=self.seed)
         q0 = self.params.values["initial_positions"]
         q0 = np.zeros(model.dof) if len(q0) == 0 else np.asarray(q0, float)

@@ -24,6 +24,15 @@ the model's geometry and standard inertial parameters:
   eq. 7.61, applied as a generalized force refreshed at every step
   (``coulomb="sign"``, default: plant and model agree), or MuJoCo's soft dry-friction
   constraint ``frictionloss = Fc`` (``coulomb="frictionloss"``: stiction, no chattering);
+* the optional friction terms of the model (``Foff``, Stribeck ``Fs``/``vs``, 001 eq. 7.26, see
+  :mod:`robot_dynamics.model.robot_model`) are applied as a generalized force refreshed at every step:
+  ``coulomb="sign"``: −[Fc sign(q̇) + (Fs − Fc) sign(q̇) exp(−|q̇|/vs) + Foff], and a joint with a
+  Stribeck term sticks (Karnopp): while ``|q̇| < stiction_velocity`` its friction is the effort, bounded
+  by ``|Fs|``, that brings q̇ to zero at the end of the step (through the joint-space inertia of the
+  stuck joints), so an effort below Fs does not move it; ``coulomb="frictionloss"``: MuJoCo's
+  ``frictionloss = Fs`` (stiction up to Fs) and the applied rest
+  −[(Fc − Fs) sign(q̇)(1 − exp(−|q̇|/vs)) + Foff], the same law in motion.  Without these terms the
+  plant is exactly what it was (no extra computation per step);
 * a ``motor`` actuator per joint with gear 1 and ``ctrlrange`` = effort limits, so the
   control input is the URDF joint effort, saturated by the plant;
 * gravity = ``model.gravity`` (expressed in base_link = the MuJoCo world frame),
@@ -100,7 +109,9 @@ def model_to_mjcf(
         if friction:
             jattr.append(f'damping="{float(model.Fv[j - 1])!r}"')
             if coulomb == "frictionloss":
-                jattr.append(f'frictionloss="{float(model.Fc[j - 1])!r}"')
+                # static friction Fs of a Stribeck joint (001 eq. 7.26), else Fc
+                loss = model.Fs[j - 1] if model.vs[j - 1] > 0.0 else model.Fc[j - 1]
+                jattr.append(f'frictionloss="{float(loss)!r}"')
         if armature:
             jattr.append(f'armature="{float(model.Ia[j - 1])!r}"')
         lines = [
@@ -174,6 +185,7 @@ class MujocoArm:
         noise_q: float = 0.0,
         noise_qd: float = 0.0,
         rng: np.random.Generator | int | None = None,
+        stiction_velocity: float = 1e-4,
     ) -> None:
         if payload is not None:
             model = with_payload(model, float(payload[0]), payload[1])
@@ -184,6 +196,13 @@ class MujocoArm:
                                   armature=armature, coulomb=coulomb)
         # Coulomb friction applied by step() as −Fc sign(q̇) (001 eq. 7.61)
         self._fc = model.Fc.copy() if friction and coulomb == "sign" and np.any(model.Fc != 0) else None
+        # the optional terms (offset, Stribeck) applied by step(), and the joints that stick (module docstring)
+        self._extra = friction and model.has_extra_friction
+        self._coulomb = coulomb
+        self._stick = model._stribeck & (model.Fs != 0.0) if self._extra and coulomb == "sign" else None
+        if not (np.isfinite(stiction_velocity) and stiction_velocity >= 0.0):
+            raise ValueError("stiction_velocity must be finite and >= 0")
+        self.stiction_velocity = float(stiction_velocity)
         self.mj_model = mujoco.MjModel.from_xml_string(self.mjcf)
         self.mj_data = mujoco.MjData(self.mj_model)
         # MuJoCo dof (= qpos, hinge/slide only) index of each model joint: v_model = v_mj[_idx]
@@ -248,7 +267,11 @@ class MujocoArm:
             raise ValueError("n_steps must be >= 1")
         self.mj_data.ctrl[:] = np.clip(tau, -self.effort_limit, self.effort_limit)
         before = self._bad_count()
-        if self._fc is None:
+        if self._extra:
+            for _ in range(int(n_steps)):
+                self.mj_data.qfrc_applied[self._idx] = self._friction_force()
+                mujoco.mj_step(self.mj_model, self.mj_data)
+        elif self._fc is None:
             mujoco.mj_step(self.mj_model, self.mj_data, nstep=int(n_steps))
         else:
             for _ in range(int(n_steps)):
@@ -256,6 +279,44 @@ class MujocoArm:
                 mujoco.mj_step(self.mj_model, self.mj_data)
         if self._bad_count() > before:
             raise PlantDiverged(f"simulation diverged at t = {self.time:.4f} s (MuJoCo reset the state)")
+
+    def _applied_friction(self, v: np.ndarray) -> np.ndarray:
+        """The friction effort (model order) applied as a force in motion: Fc sign(q̇) in ``sign`` mode plus the
+        optional terms (001 eq. 7.26 + offset); in ``frictionloss`` mode what MuJoCo's ``frictionloss`` lacks."""
+        m = self.model
+        out = m.extra_friction(v)
+        if self._coulomb == "frictionloss":  # frictionloss = Fs already: (Fs−Fc) sign(q̇) → −(Fs−Fc) sign(q̇)(1 − e)
+            out = out - m._fs_fc * np.sign(v)
+        elif self._fc is not None:
+            out = out + self._fc * np.sign(v)
+        return out
+
+    def _friction_force(self) -> np.ndarray:
+        """Generalized friction force of this step (model order), with the stuck joints held (Karnopp)."""
+        d, mm = self.mj_data, self.mj_model
+        v = d.qvel[self._idx]
+        f = -self._applied_friction(v)
+        if self._stick is None:
+            return f
+        stuck = self._stick & (np.abs(v) < self.stiction_velocity)
+        if not stuck.any():
+            return f
+        k = np.flatnonzero(stuck)
+        f[k] = -self.model.Foff[k]  # the offset acts; the static friction holds against it and the rest
+        d.qfrc_applied[self._idx] = f
+        mujoco.mj_forward(mm, d)
+        dofs = self._idx[k]
+        minv = np.empty((k.size, k.size))
+        e, x = np.zeros(mm.nv), np.zeros(mm.nv)
+        for c, dof in enumerate(dofs):
+            e[:] = 0.0
+            e[dof] = 1.0
+            mujoco.mj_solveM(mm, d, x, e)
+            minv[:, c] = x[dofs]
+        hold = np.linalg.solve(minv, -v[k] / mm.opt.timestep - d.qacc[dofs])  # q̇(t + h) = 0
+        fs = np.abs(self.model.Fs[k])
+        f[k] += np.clip(hold, -fs, fs)
+        return f
 
     def _bad_count(self) -> int:
         return sum(int(self.mj_data.warning[w].number) for w in _BAD)
@@ -272,7 +333,8 @@ class MujocoArm:
 
     # ---------------------------------------------------------- oracles
     def inverse_dynamics(self, q: Any, qd: Any, qdd: Any) -> np.ndarray:
-        """Joint efforts by ``mj_inverse`` (armature, damping) plus ``Fc sign(q̇)`` in ``coulomb="sign"`` mode."""
+        """Joint efforts by ``mj_inverse`` (armature, damping) plus ``Fc sign(q̇)`` in ``coulomb="sign"`` mode and the
+        optional friction terms applied by :meth:`step` (in motion)."""
         d = mujoco.MjData(self.mj_model)
         qd = self._vec(qd, "qd")
         d.qpos[self._idx] = self._vec(q, "q")
@@ -280,7 +342,9 @@ class MujocoArm:
         d.qacc[self._idx] = self._vec(qdd, "qdd")
         mujoco.mj_inverse(self.mj_model, d)
         out = d.qfrc_inverse[self._idx]
-        if self._fc is not None:
+        if self._extra:
+            out += self._applied_friction(qd)
+        elif self._fc is not None:
             out += self._fc * np.sign(qd)
         return out
 
