@@ -17,7 +17,7 @@ from std_msgs.msg import Float64MultiArray
 from std_srvs.srv import Trigger
 
 from robot_dynamics.model.robots import load_model
-from robot_dynamics.ros.node_set import config_dir
+from robot_dynamics.ros.node_set import config_dir, node_set
 
 pytestmark = pytest.mark.ros
 
@@ -44,7 +44,8 @@ def test_bringup_runner_stops_all_children(client, tmp_path, sig):
         stats = client.create_client(Trigger, "/computed_torque_controller/statistics")
         wait_for_service(stats, 60)
         children = _children(proc.pid)
-        assert len(children) == 5, children
+        expected = len(node_set("planar2r", "mujoco"))  # every node of the bring-up, each its own process
+        assert expected == 6 and len(children) == expected, children
         proc.send_signal(sig)  # to the runner only: it must stop its children itself
         assert proc.wait(30) == 0, (tmp_path / "bringup.log").read_text()[-2000:]
         time.sleep(0.5)

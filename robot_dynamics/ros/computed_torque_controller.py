@@ -118,6 +118,7 @@ NO_MODEL, NO_STATE, STALE, HOLDING, TRACKING = (
 
 # serialized size bound of one trajectory point, checked before deserializing (generous: 40 joints x 4 fields)
 MAX_BYTES_PER_POINT = 2048
+STATE_WAIT = 2.0  # s a goal waits for the first valid joint state (action thread)
 MODEL_BUILD_WAIT = 120.0  # s a trajectory waits for the model being built (code generation on a cold cache)
 
 
@@ -970,6 +971,9 @@ class ComputedTorqueControllerNode(Node):
             ctx = self.ctx or self._pending_ctx
         if ctx is None:
             raise GoalError(INVALID_GOAL, "no robot model yet (robot_description not received)")
+        end = time.monotonic() + STATE_WAIT
+        while self.q is None and time.monotonic() < end:  # a goal right after start-up: the first state is near
+            time.sleep(0.01)
         if self.q is None:
             raise GoalError(INVALID_GOAL, f"no valid joint state yet (mode {self.mode}: {self.mode_reason})")
         if len(goal.trajectory.points) > self.max_points:

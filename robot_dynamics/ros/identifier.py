@@ -210,7 +210,8 @@ class Identifier(Node):
         traj = ex.trajectory
         self._say(f"cond(W_b) {ex.initial_condition_number:.4g} -> {ex.condition_number:.4g} "
                   f"({time.monotonic() - t0:.1f} s)")
-        # 2. to its start, then run it through the controller's action, recording
+        # 2. to its start (from where the arm is now: it may have moved meanwhile), then run it, recording
+        q0 = np.array([self.latest[j] for j in names])
         start = traj.evaluate(np.zeros(1))[0][0]
         if np.abs(start - q0).max() > 1e-3:
             lim = model.limits

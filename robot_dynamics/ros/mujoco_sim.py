@@ -392,10 +392,14 @@ class MujocoSim(Node):
                 self._publish()
 
     def _periods_due(self) -> int:
-        """Real time: control periods the physics owes the steady clock since the anchor — usually 1; more after a
-        late tick (a real arm does not stop while its driver is late: the held command acts meanwhile), 0 when a
+        """Real time with ``stamp_time: system`` (mock hardware): control periods the physics owes the steady clock
+        since the anchor — usually 1; more after a late tick (a real arm does not stop while its driver is late: the
+        held command acts meanwhile), 0 when a
         tick comes early; every state is published with its own stamp.  Over ``MAX_CATCH_UP`` periods late (the process stalled), the lost time is skipped and
-        counted (``skipped_periods``) and the clock re-anchored."""
+        counted (``skipped_periods``) and the clock re-anchored.  With ``stamp_time: sim`` the simulation is the time
+        source (``/clock``): one period per tick, a late tick delays sim time for every node alike."""
+        if not self.stamp_system:  # the simulation is the clock (/clock): a late tick delays sim time with it
+            return 1
         now = time.monotonic()
         anchor = self._anchor
         if anchor is None:
