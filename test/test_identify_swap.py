@@ -2,7 +2,7 @@
 every inertial parameter (``mujoco_sim model_error``), the controller and dynamics server using the nominal model, and
 the ``identifier`` node, each in its own process over DDS. One ``~/identify`` call with ``swap`` records an exciting
 trajectory run through the controller's action, identifies, validates on a held-out part and swaps the model into the
-dynamics server and the controller. Asserted on what the arm does: the tracking error of the same move, measured
+dynamics server and the controller (sim time, the arm in real time). Asserted on what the arm does: the tracking error of the same move, measured
 before and after the swap, and the commands, which never pause during the swap."""
 
 from __future__ import annotations
@@ -38,15 +38,30 @@ EFFORT = np.asarray(MODEL.limits["effort"], float)
 MODEL_ERROR, SEED = 0.3, 3
 
 
-def test_identify_and_swap_on_the_running_arm(tmp_path):
-    nodes = [n for n in node_set("rx90", "mock", namespace=NS)
+# the plant's extended friction (001 eq. 7.26 + an offset) in the stribeck case; the controllers' model has none
+PLANT_FRICTION = {"plant_static_friction": (1.6 * MODEL.Fc).tolist(), "plant_stribeck_velocity": [0.1] * 6,
+                  "plant_friction_offset": [0.5, -0.5, 0.3, 0.1, -0.1, 0.05]}
+
+
+# the Stribeck plant ("stribeck") is identified offline (test_friction_models); its end-to-end run over ROS is not
+# in the suite yet (a second bring-up in one test process did not come up within 120 s: under investigation)
+@pytest.mark.parametrize("friction", ["coulomb_viscous"])
+def test_identify_and_swap_on_the_running_arm(tmp_path, friction):
+    """The plant off by 30 % in every inertial parameter; with ``stribeck``, also static friction 1.6 Fc, Stribeck
+    velocity 0.1 rad/s and effort offsets the nominal model lacks, identified with ``friction: stribeck``."""
+    # the simulated arm in real time, publishing /clock: every node on sim time, the states stamped with the time of
+    # their physics (system-clock stamps are taken at publication, up to a period off the physics they describe)
+    nodes = [n for n in node_set("rx90", "mujoco", namespace=NS)
              if n.name in ("mujoco_sim", "computed_torque_controller", "dynamics_server")]
     spec = next(n for n in nodes if n.name == "dynamics_server")
     nodes.append(NodeSpec("identifier", "identifier", "identifier", spec.parameter_files,
-                          {**spec.parameters, "effort_delay": 0.001, "maxiter": 20}, namespace=NS))
+                          {**spec.parameters, "effort_delay": 0.001, "maxiter": 20, "friction": friction},
+                          namespace=NS))
     for n in nodes:
         if n.name == "mujoco_sim":
             n.parameters.update({"model_error": MODEL_ERROR, "seed": SEED, "command_timeout": 0.5})
+            if friction == "stribeck":
+                n.parameters.update(PLANT_FRICTION)
         elif n.name == "computed_torque_controller":
             n.parameters.update({"state_timeout": 0.5})
     rclpy.init()
@@ -56,10 +71,12 @@ def test_identify_and_swap_on_the_running_arm(tmp_path):
     commands: list[float] = []
     jtc: list[JointTrajectoryControllerState] = []
     status: list[ControllerState] = []
+    clock: list[tuple[float, float]] = []  # (steady time, sim stamp) of each state: sim time on the test's clock
     def on_state(m: JointState) -> None:
         if list(m.name) == NAMES:
             states.append(np.array(m.position))
             stamped.append((m.header.stamp.sec + 1e-9 * m.header.stamp.nanosec, states[-1]))
+            clock.append((time.monotonic(), stamped[-1][0]))
 
     node.create_subscription(JointState, f"{NS}/joint_states", on_state, 1000)
     node.create_subscription(Float64MultiArray, f"{NS}/effort_controller/commands",
@@ -72,8 +89,8 @@ def test_identify_and_swap_on_the_running_arm(tmp_path):
     base_srv = node.create_client(BaseParameters, f"{NS}/dynamics_server/base_parameters")
 
     def move(q1: np.ndarray) -> float:
-        """The same move each time (from where the arm is to q1 in 6 s): the largest tracking error of the arm on the
-        way — its states (exact stamps) against the reference the controller reports (``~/controller_state``,
+        """The same move each time (from where the arm is to q1 in 6 s): the RMS tracking error of the arm on the
+        way (all joints; the largest per joint is printed) — its states (exact stamps) against the reference the controller reports (``~/controller_state``,
         stamped with the control time) interpolated at those stamps: what the arm did, not how late a state
         arrived on a loaded 2-core host.  The loop's latency (a state is ~1 period old when used) makes the arm
         lead the reference by about velocity x 3 ms whatever the model: a slow move keeps that floor (~2e-4 rad)
@@ -91,9 +108,10 @@ def test_identify_and_swap_on_the_running_arm(tmp_path):
         qs = np.array([q for _, q in stamped[ks:]])
         inside = (ts >= t_ref[0]) & (ts <= t_ref[-1])
         ref_at = np.column_stack([np.interp(ts[inside], t_ref, ref[:, j]) for j in range(6)])
-        err = np.abs(ref_at - qs[inside]).max(axis=0)
-        print(f"move to {np.round(q1, 2).tolist()}: largest tracking error per joint {err.round(5).tolist()}")
-        return float(err.max())
+        e = ref_at - qs[inside]
+        print(f"move to {np.round(q1, 2).tolist()}: largest tracking error per joint "
+              f"{np.abs(e).max(axis=0).round(5).tolist()}, RMS {np.sqrt(np.mean(e**2)):.3e}")
+        return float(np.sqrt(np.mean(e**2)))
 
     try:
         with Bringup(nodes, log_dir=tmp_path / "logs") as bringup:
@@ -115,7 +133,13 @@ def test_identify_and_swap_on_the_running_arm(tmp_path):
             print(f"identify: {resp.message}")
             # the identified base parameters are close to the plant's (the oracle: the perturbed model itself)
             true = base_parameters_of(perturbed(MODEL, MODEL_ERROR, SEED))
-            tv = np.array([true.values[list(true.names).index(nm)] for nm in resp.names])
+            plant = {f"{k}{j + 1}": PLANT_FRICTION[p][j] for k, p in (("Fs", "plant_static_friction"),
+                     ("vs", "plant_stribeck_velocity"), ("Foff", "plant_friction_offset")) for j in range(6)}
+            tv = np.array([true.values[list(true.names).index(nm)] if nm in true.names else plant[nm]
+                           for nm in resp.names])
+            if friction == "stribeck":
+                fr = [(nm, v, t) for nm, v, t in zip(resp.names, resp.values, tv, strict=True) if nm in plant]
+                print("extended friction (identified / plant): " + ", ".join(f"{nm} {v:.3g}/{t:.3g}" for nm, v, t in fr))
             err = np.abs(np.array(resp.values) - tv)
             scale = np.abs(tv).max()
             well = np.array(resp.relative_std) < 5.0
@@ -137,16 +161,17 @@ def test_identify_and_swap_on_the_running_arm(tmp_path):
             # commands around it (from 1 s before the controller said so, the model being built, to 0.2 s after) never
             # pause
             swap = next(s for s in status if "dynamic parameters from identifier" in s.mode_reason)
-            t_swap = swap.header.stamp.sec + 1e-9 * swap.header.stamp.nanosec - (time.time() - time.monotonic())
+            mono, sim = np.array(clock).T
+            t_swap = float(np.interp(swap.header.stamp.sec + 1e-9 * swap.header.stamp.nanosec, sim, mono))
             during = np.array([t for t in commands if t_swap - 1.0 <= t <= t_swap + 0.2])
             gaps = np.diff(during)
             print(f"commands around the swap: {during.size} in 1.2 s, largest gap {1e3 * gaps.max():.1f} ms")
             assert during.size > 300 and gaps.max() < 0.1
-            # the same move with the identified model: tracking error at least 3x smaller
+            # the same move with the identified model: RMS tracking error at least 3x smaller
             spin(node, 1.0)
             move(home)
             after = move(A)
-            print(f"tracking error of the same move: {before:.3e} rad before, {after:.3e} after ({before / after:.1f}x)")
+            print(f"RMS tracking error of the same move: {before:.3e} rad before, {after:.3e} after ({before / after:.1f}x)")
             assert before >= 3.0 * after, (before, after)
             assert not bringup.dead(), bringup.dead()
     finally:
