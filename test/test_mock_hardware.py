@@ -11,6 +11,8 @@ import time
 import numpy as np
 import pytest
 import rclpy
+from control_msgs.action import FollowJointTrajectory
+from rclpy.action import ActionClient
 from ros_harness import call_service, wait_for_service
 from ros_stack_harness import spin_until as _spin_until
 from rosgraph_msgs.msg import Clock
@@ -58,7 +60,10 @@ def test_mock_hardware_moves_on_the_system_clock(tmp_path):
                     break
                 time.sleep(0.1)
             assert resp.success, resp.message
-            # executed through the controller's FollowJointTrajectory action: the answer comes with the outcome
+            # executed through the controller's FollowJointTrajectory action: the answer comes with the outcome (the
+            # controller may still be starting: its action server is waited for, as a client does)
+            action = ActionClient(node, FollowJointTrajectory, "/computed_torque_controller/follow_joint_trajectory")
+            assert action.wait_for_server(timeout_sec=60)
             req.execute = True
             t0 = time.monotonic()
             resp = call_service(node, plan, req, timeout=60.0)

@@ -532,8 +532,16 @@ def preprocess(
         def interp(a: np.ndarray | None) -> np.ndarray | None:
             return (None if a is None else np.column_stack([np.interp(grid, t, a[:, k])
                                                                              for k in range(a.shape[1])]))
-        qd_m, qdd_m = interp(data.qd), interp(data.qdd)  # (before t is the grid: interp reads the stamps)
-        t, q, eff = grid, interp(q), interp(eff)
+
+        def smooth(a: np.ndarray | None) -> np.ndarray | None:
+            """Cubic spline through the samples: jitter and a few lost messages cost O(dt^4) in q, not the
+            O(dt^2) of a straight line (which double differentiation turns into O(1) errors of q̈)."""
+            from scipy.interpolate import CubicSpline
+
+            return None if a is None else CubicSpline(t, a, axis=0)(grid)
+
+        qd_m, qdd_m = smooth(data.qd), interp(data.qdd)  # (before t is the grid: they read the stamps)
+        t, q, eff = grid, smooth(q), interp(eff)  # efforts: held commands, interpolated linearly
     else:
         qd_m, qdd_m = data.qd, data.qdd
     fs = 1.0 / dt

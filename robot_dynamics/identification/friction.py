@@ -196,7 +196,7 @@ def estimate_stribeck(
 def model_with_friction(model: Any, names: list[str], values: Any) -> Any:
     """``model`` with an identification result applied: the base parameters (``model_with_base_parameters``)
     and the ``Foff<j>``, ``Fs<j>``, ``vs<j>`` of the extended friction models."""
-    from .io import model_with_base_parameters
+    from .update import model_with_base_parameters
 
     values = np.asarray(values, float)
     n = model.dof

@@ -21,8 +21,9 @@ import numpy as np
 
 from ..model.inertia import central_inertia
 from ..model.robot_model import RobotModel
-from .estimation import IdentificationResult, base_parameters_of
+from .estimation import IdentificationResult
 from .progress import report
+from .update import model_with_base_parameters
 
 __all__ = [
     "MAX_REGRESSOR_ENTRIES",
@@ -94,22 +95,6 @@ def load_result_yaml(text_or_path: str | Path) -> dict[str, Any]:
     if len(data["names"]) != len(data["values"]):
         raise ValueError("identification YAML: 'names' and 'values' differ in length")
     return data
-
-
-def model_with_base_parameters(model: RobotModel, names: list[str], values: Any) -> RobotModel:
-    """A copy of ``model`` whose base parameters are ``values`` (by name, any order)."""
-    base = base_parameters_of(model)
-    vals = np.asarray(values, float)
-    if vals.shape != (len(names),) or not np.all(np.isfinite(vals)):
-        raise ValueError(f"{len(names)} finite values expected, got shape {vals.shape}")
-    if sorted(names) != sorted(base.names):
-        extra = sorted(set(names) ^ set(base.names))
-        raise ValueError(f"base parameter names do not match the model's (differences: {extra})")
-    target = vals[[list(names).index(nm) for nm in base.names]]
-    k = np.asarray(base.matrix, float)
-    x_nom = model.standard_parameter_values
-    x = x_nom + np.linalg.pinv(k) @ (target - k @ x_nom)
-    return model.with_standard_parameters(x)
 
 
 def is_physically_consistent(model: RobotModel, tol: float = 0.0) -> bool:

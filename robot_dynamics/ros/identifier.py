@@ -45,6 +45,7 @@ from robot_dynamics_interfaces.srv import Identify, SetDynamicParameters
 from ..identification.data import IdentificationData, _lowpass, preprocess, save_npz
 from ..identification.estimation import base_parameters_of, identify, physically_consistent_estimate
 from ..identification.excitation import optimize_excitation
+from ..identification.friction import FRICTION_MODELS
 from ..identification.io import is_physically_consistent, result_to_yaml, write_model_urdf
 from ..identification.update import updated_model
 from ..model.robot_model import RobotModel
@@ -66,6 +67,9 @@ PARAMETERS = Schema(
     Param("center", "range", "centre of the excitation: range (mid-range of the limits: the arm first moves there, "
           "the model then holds over the whole workspace) | current (where the arm is: no approach move)",
           choices=("range", "current"), live=True),
+    Param("friction", "coulomb_viscous", "friction model identified: coulomb_viscous (001 eq. 7.27) | "
+          "coulomb_viscous_offset (+ an offset per joint) | stribeck (+ offset and the Stribeck term of eq. 7.26, "
+          "nonlinear least squares)", choices=FRICTION_MODELS, live=True),
     Param("holdout", 0.25, "fraction of the run (its end) kept for validation", lo=0.05, hi=0.5, live=True),
     Param("effort_delay", 0.001, "the measured efforts lag the positions by this much (half a control period for "
           "a ros2_control effort interface or mujoco_sim)", lo=0.0, hi=1.0, live=True, unit="s"),
@@ -227,7 +231,7 @@ class Identifier(Node):
         train, test = _slice(data, data.t <= split), _slice(data, data.t > split)
         delay = float(v["effort_delay"])
         self._say(f"estimating the base parameters on {train.samples} samples (WLS)")
-        res = identify(model, train, effort_delay=delay)
+        res = identify(model, train, effort_delay=delay, friction=v["friction"])
         new = updated_model(model, res.names, res.values)
         nominal = base_parameters_of(model)
         before, after = (_holdout_rms(m, test, delay) for m in (model, new))
@@ -240,7 +244,9 @@ class Identifier(Node):
         consistent = False
         try:
             p = preprocess(train.reorder(names), cutoff=20.0, trim=0.1)
-            real = physically_consistent_estimate(new, p.q, p.qd, p.qdd, _delayed(train, delay, p.t))
+            # (the regressor holds the 13 standard parameters: the extended friction terms are taken off first)
+            rigid = _delayed(train, delay, p.t) - new.extra_friction(p.qd)
+            real = physically_consistent_estimate(new, p.q, p.qd, p.qdd, rigid)
             consistent = is_physically_consistent(real, tol=1e-9)
             if consistent:
                 write_model_urdf(real, out / "model.urdf")
@@ -260,7 +266,9 @@ class Identifier(Node):
         response.values = [float(x) for x in res.values]
         response.relative_std = [float(x) if np.isfinite(x) else -1.0 for x in res.relative_std]
         idx = {nm: i for i, nm in enumerate(nominal.names)}
-        response.nominal = [float(nominal.values[idx[nm]]) if nm in idx else math.nan for nm in res.names]
+        extra = {f"{k}{j + 1}": float(getattr(model, k)[j]) for k in ("Foff", "Fs", "vs") for j in range(model.dof)}
+        response.nominal = [float(nominal.values[idx[nm]]) if nm in idx else extra.get(nm, math.nan)
+                            for nm in res.names]
         response.holdout_rms_before = before.tolist()
         response.holdout_rms_after = after.tolist()
         response.joint_names = names

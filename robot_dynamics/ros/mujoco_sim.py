@@ -49,7 +49,6 @@ Time
 from __future__ import annotations
 
 import json
-import math
 import threading
 import time
 from collections import Counter
@@ -73,7 +72,6 @@ from .diagnostics import ERROR, OK, STALE, WARN, DiagnosticsPublisher, Report
 from .parameters import Param, Schema
 from .runtime import Refusals, Refused, guarded, run_node
 
-MAX_CATCH_UP = 25  # control periods a late real-time tick makes up at most (beyond: the process stalled)
 DRIVE_QOS = QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL, reliability=ReliabilityPolicy.RELIABLE)
 BEHAVIORS = ("brake", "zero", "damp")
 FIRST_REPUBLISH = 0.1  # s wall: republish period before the first command in lockstep
@@ -191,8 +189,6 @@ class MujocoSim(Node):
         self.last_publish_wall = -np.inf
         self.latest_stamp_ns = -1
         self.steps = 0
-        # real time: the physics follows the steady clock from this anchor (steady s, system ns, sim time)
-        self._anchor: tuple[float, int, float] | None = None
         self.published = 0  # joint_states messages sent (for the state rate of /diagnostics)
         self.msg = JointState()
         self.clock_msg = Clock()
@@ -283,7 +279,6 @@ class MujocoSim(Node):
         self.arm.rng = np.random.default_rng(self.seed)
         self.command = np.zeros(self.model.dof)
         self.steps = 0
-        self._anchor = None
         self.overdue = False
         self._set_drive(BRAKED, WAITING, f"{WAITING} ({why})", force=True)
         self._measure()
@@ -383,35 +378,9 @@ class MujocoSim(Node):
                     self.overdue = True
                 else:
                     self.overdue = False
-            due = self._periods_due()
-            if due <= 0:
-                return
-            for _ in range(due):  # every state is published, stamped with its own time (a driver's buffer)
-                self._advance()
-                self._measure()
-                self._publish()
-
-    def _periods_due(self) -> int:
-        """Real time with ``stamp_time: system`` (mock hardware): control periods the physics owes the steady clock
-        since the anchor — usually 1; more after a late tick (a real arm does not stop while its driver is late: the
-        held command acts meanwhile), 0 when a
-        tick comes early; every state is published with its own stamp.  Over ``MAX_CATCH_UP`` periods late (the process stalled), the lost time is skipped and
-        counted (``skipped_periods``) and the clock re-anchored.  With ``stamp_time: sim`` the simulation is the time
-        source (``/clock``): one period per tick, a late tick delays sim time for every node alike."""
-        if not self.stamp_system:  # the simulation is the clock (/clock): a late tick delays sim time with it
-            return 1
-        now = time.monotonic()
-        anchor = self._anchor
-        if anchor is None:
-            self._anchor = (now, time.time_ns(), self.arm.time)
-            return 1
-        target = anchor[2] + self.rtf * (now - anchor[0])
-        due = int(math.floor((target - self.arm.time) / self.period + 0.5))
-        if due > MAX_CATCH_UP:
-            self.counts["skipped_periods"] += due - 1
-            self._anchor = (now, time.time_ns(), self.arm.time)
-            return 1
-        return due
+            self._advance()
+            self._measure()
+            self._publish()
 
     @guarded()
     def on_lockstep_timer(self) -> None:
@@ -450,12 +419,7 @@ class MujocoSim(Node):
         t, q, qd, effort = self.arm.state()
         if self.mode in (BRAKED, FAULT):
             effort = self.hold_effort
-        if self.stamp_system:  # a driver's stamp: the system time of this state of the physics
-            anchor = self._anchor
-            ns = time.time_ns() if anchor is None else anchor[1] + round((t - anchor[2]) / self.rtf * 1e9)
-            stamp = Time(sec=ns // 1_000_000_000, nanosec=ns % 1_000_000_000)
-        else:
-            stamp = _stamp(t)
+        stamp = self.get_clock().now().to_msg() if self.stamp_system else _stamp(t)
         m = self.msg
         m.header.stamp = stamp
         m.position, m.velocity, m.effort = q.tolist(), qd.tolist(), effort.tolist()
@@ -513,7 +477,6 @@ class MujocoSim(Node):
         try:
             with self.lock:
                 self.paused = bool(request.data)
-                self._anchor = None  # resumed: the physics goes on from now
                 response.success = True
                 response.message = "paused" if self.paused else "running"
                 self.get_logger().info(f"simulation {response.message} (~/pause)")
