@@ -70,10 +70,11 @@ def test_mock_hardware_moves_on_the_system_clock(tmp_path):
             elapsed = time.monotonic() - t0
             assert resp.success and resp.error_code == 0, resp.message
             assert "SUCCESSFUL" in resp.message and elapsed >= resp.duration, (resp.message, elapsed)
-            spin = time.monotonic() + 0.5
+            spin = time.monotonic() + 1.0  # the arm settles on the last point (as before: the end + 1 s)
             _spin_until(node, lambda: time.monotonic() > spin, 10, "states")
             q = states[-1][2]
-            np.testing.assert_allclose(q, GOAL, atol=2e-3)
+            # within the Coulomb band of the held arm: Fc / (A_jj Kp) ~ 0.5 / (0.2 x 625) = 4 mrad on the wrist
+            np.testing.assert_allclose(q, GOAL, atol=5e-3)
             assert not clocks, "mock hardware published /clock"
             assert not bringup.dead(), bringup.dead()
     finally:
