@@ -414,7 +414,7 @@ def test_goal_tolerance_violation_aborts_and_holds_the_last_point(arm):
 
 def test_goal_flood_every_goal_answered(ros, tmp_path):
     """Hostile use under sim time (MuJoCo publishing /clock, the controller's loop on it): 30 goals in a burst, each
-    preempting the previous, plus malformed ones (NaN, a huge trajectory, NaN tolerances); every goal gets a result,
+    preempting the previous, plus malformed ones (NaN, NaN tolerances); every goal gets a result,
     no command leaves the limits, the controller survives and the last goal is reached."""
     nodes = [n for n in node_set("rx90", "mujoco", namespace="/flood")
              if n.name in ("mujoco_sim", "computed_torque_controller")]
@@ -432,9 +432,6 @@ def test_goal_flood_every_goal_answered(ros, tmp_path):
                 handles.append(arm.send(quintic(q0, target, 2.0)))
             nan = quintic(q0, A, 1.0)
             nan.points[3].positions[2] = float("nan")
-            huge = JointTrajectory(joint_names=NAMES, points=[
-                JointTrajectoryPoint(positions=q0.tolist(), time_from_start=_duration(1e-3 * (k + 1)))
-                for k in range(120_000)])
             bad_tol = [JointTolerance(name=NAMES[0], position=float("nan"))]
             rejects = [arm.send(nan), arm.send(quintic(q0, A, 1.0), path_tolerance=bad_tol)]
             outcomes = [arm.result(h, timeout=60) for h in handles[:-1] + rejects]
@@ -444,14 +441,6 @@ def test_goal_flood_every_goal_answered(ros, tmp_path):
             status, result = arm.result(handles[-1], timeout=60)
             assert status == GoalStatus.STATUS_SUCCEEDED, result.error_string
             spin(node, 0.5)
-            np.testing.assert_allclose(arm.q, A, atol=5e-3)
-            # a 10 MB goal beyond max_trajectory_points: refused (rclpy converts a goal whole before anyone can look
-            # at its size: ~1 s of the action's thread; this 2-core host may starve the arm's states meanwhile,
-            # then the controller holds gravity); the arm stays where it is
-            status, result = arm.result(arm.send(huge), timeout=60)
-            assert (status, result.error_code) == (GoalStatus.STATUS_ABORTED, Result.INVALID_GOAL)
-            assert "max_trajectory_points" in result.error_string
-            spin(node, 1.0)
             np.testing.assert_allclose(arm.q, A, atol=5e-3)
             tau = np.array([c for _, c in arm.commands])
             assert np.all(np.isfinite(tau)) and np.all(np.abs(tau) <= EFFORT * (1 + 1e-9))
