@@ -8,6 +8,8 @@ and that every effort command stays within the limits."""
 from __future__ import annotations
 
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 import numpy as np
 import pytest
@@ -161,6 +163,16 @@ def arm(ros, tmp_path_factory):
             assert not bringup.dead(), bringup.dead()
     finally:
         node.destroy_node()
+
+
+@contextmanager
+def _running(node, nodes: list, ns: str, tmp_path) -> Iterator[tuple[Arm, Bringup]]:
+    """A robot of its own in namespace ``ns`` (the module's arm runs meanwhile), once its controller commands."""
+    with Bringup(nodes, log_dir=tmp_path) as bringup:
+        arm = Arm(node, ns)
+        assert arm.client.wait_for_server(timeout_sec=60), "no action server"
+        spin_until(node, lambda: len(arm.jtc) > 3 and len(arm.states) > 3, 120, "controller running")
+        yield arm, bringup
 
 
 def _tolerances(value: float, velocity: float = 0.0) -> list[JointTolerance]:
@@ -334,10 +346,7 @@ def test_payload_the_model_lacks_aborts_and_holds(ros, tmp_path):
     nodes = _nodes(payload=5.0, namespace="/payload")
     node = rclpy.create_node("test_fjt_payload")
     try:
-        with Bringup(nodes, log_dir=tmp_path) as bringup:
-            arm = Arm(node, "/payload")
-            assert arm.client.wait_for_server(timeout_sec=60), "no action server"
-            spin_until(node, lambda: len(arm.jtc) > 3 and len(arm.states) > 3, 120, "controller running")
+        with _running(node, nodes, "/payload", tmp_path) as (arm, bringup):
             # the payload the model lacks makes the held arm sag and creep a little (stick-slip on the joints'
             # Coulomb friction, ~1e-3 rad over seconds): a band instead of a rest
             spin(node, 2.0)
@@ -420,10 +429,7 @@ def test_goal_flood_every_goal_answered(ros, tmp_path):
              if n.name in ("mujoco_sim", "computed_torque_controller")]
     node = rclpy.create_node("test_fjt_flood")
     try:
-        with Bringup(nodes, log_dir=tmp_path) as bringup:
-            arm = Arm(node, "/flood")
-            assert arm.client.wait_for_server(timeout_sec=60), "no action server"
-            spin_until(node, lambda: len(arm.jtc) > 3 and len(arm.states) > 3, 120, "controller running")
+        with _running(node, nodes, "/flood", tmp_path) as (arm, bringup):
             spin(node, 0.5)
             q0 = arm.q.copy()
             handles = []

@@ -185,6 +185,10 @@ class TrajectoryGenerator(Node):
         if np.any(v <= 0):
             bad = [self.model.joint_names[i] for i in np.flatnonzero(v <= 0)]
             raise ValueError(f"{what} must be positive; bad for {bad}")
+        return self._not_above(v, what, robot)
+
+    def _not_above(self, v: np.ndarray, what: str, robot: np.ndarray) -> np.ndarray:
+        """``v`` if no joint's bound is above the robot's own limit, else ``ValueError`` naming the first."""
         above = np.flatnonzero(v > robot * (1 + 1e-12))
         if above.size:
             j = int(above[0])
@@ -205,12 +209,7 @@ class TrajectoryGenerator(Node):
         if np.any(v <= 0) or not np.all(np.isfinite(v)):
             bad = [self.model.joint_names[i] for i in np.flatnonzero(~(np.isfinite(v) & (v > 0)))]
             raise ValueError(f"{parameter} must be finite and positive; missing or bad for {bad}")
-        above = np.flatnonzero(v > robot * (1 + 1e-12))
-        if above.size:
-            j = int(above[0])
-            raise ValueError(f"{parameter} of {self.model.joint_names[j]} is {v[j]:.6g}, above the robot's limit "
-                             f"{robot[j]:.6g}")
-        return v
+        return self._not_above(v, parameter, robot)
 
     @staticmethod
     def _answer(work: Any, request: Any, response: Any) -> Any:

@@ -81,12 +81,7 @@ def _effort_limits(dynamics: Any, effort_limits: Any, n: int) -> np.ndarray:
         if not hasattr(dynamics, "limits"):
             raise ValueError("effort_limits are required when dynamics is a plain callable")
         effort_limits = dynamics.limits["effort"]
-    lim = np.asarray(effort_limits, dtype=float)
-    if lim.ndim == 0:
-        lim = np.full(n, float(lim))
-    if lim.shape != (n,) or np.any(np.isnan(lim)) or np.any(lim <= 0.0):
-        raise ValueError(f"effort limits must be positive (inf allowed) with shape ({n},), got {lim}")
-    return lim
+    return _limit_vector(effort_limits, n, "effort limits")
 
 
 def _sample_times(traj: Trajectory, period: float | None) -> np.ndarray:
