@@ -18,6 +18,7 @@ from trajectory_msgs.msg import JointTrajectoryPoint
 from robot_dynamics.model.robots import load_model
 from robot_dynamics.ros.bringup import Bringup
 from robot_dynamics.ros.node_set import node_set
+from robot_dynamics_interfaces.msg import ControllerState
 from robot_dynamics_interfaces.srv import PlanTrajectory
 
 pytestmark = pytest.mark.ros
@@ -45,6 +46,11 @@ def test_two_robots_in_two_namespaces(tmp_path):
         node.create_subscription(Float64MultiArray, f"{ns}/effort_controller/commands",
                                  lambda m, ns=ns: commands.__setitem__(ns, commands[ns] + 1), 10)
     node.create_subscription(JointState, "/joint_states", root_states.append, 10)  # nobody publishes there
+    stale: dict[str, list[str]] = {ns: [] for ns in GOALS}
+    for ns in GOALS:
+        node.create_subscription(
+            ControllerState, f"{ns}/computed_torque_controller/status",
+            lambda m, ns=ns: stale[ns].append(m.mode_reason) if m.mode == ControllerState.MODE_STALE else None, 10)
     try:
         with Bringup(specs["/arm1"], log_dir=tmp_path / "arm1") as one, \
                 Bringup(specs["/arm2"], log_dir=tmp_path / "arm2") as two:
@@ -52,21 +58,41 @@ def test_two_robots_in_two_namespaces(tmp_path):
             for client in plans.values():
                 wait_for_service(client, 90)
             _spin_until(node, lambda: len(q) == 2 and all(commands.values()), 90, "both arms commanded")
-            ends = []
-            for ns, client in plans.items():
-                req = PlanTrajectory.Request(joint_names=model.joint_names, profile="quintic",
-                                             start_from_current=True,
-                                             waypoints=[JointTrajectoryPoint(positions=GOALS[ns])])
-                for _ in range(100):
-                    resp = call_service(node, client, req)
-                    if resp.success or "no current position" not in resp.message:
-                        break
-                    time.sleep(0.1)
-                assert resp.success, (ns, resp.message)
-                send_trajectory(node, resp.trajectory, f"{ns}/computed_torque_controller/joint_trajectory")
-                d = resp.trajectory.points[-1].time_from_start
-                ends.append(time.monotonic() + d.sec + 1e-9 * d.nanosec)
-            _spin_until(node, lambda: time.monotonic() > max(ends) + 1.5, 120, "the moves")
+            for attempt in range(3):
+                ends = []
+                for ns, client in plans.items():
+                    req = PlanTrajectory.Request(joint_names=model.joint_names, profile="quintic",
+                                                 start_from_current=True,
+                                                 waypoints=[JointTrajectoryPoint(positions=GOALS[ns])])
+                    for _ in range(100):
+                        resp = call_service(node, client, req)
+                        if resp.success or "no current position" not in resp.message:
+                            break
+                        time.sleep(0.1)
+                    assert resp.success, (ns, resp.message)
+                    send_trajectory(node, resp.trajectory, f"{ns}/computed_torque_controller/joint_trajectory")
+                    d = resp.trajectory.points[-1].time_from_start
+                    ends.append(time.monotonic() + d.sec + 1e-9 * d.nanosec)
+                stale_before = {ns: len(stale[ns]) for ns in GOALS}
+                # the arms are simulated in real time on two loaded cores: a plant that falls behind the wall clock
+                # arrives late, so the test waits for arrival (up to 30 s after the planned end), not a deadline
+                def off() -> dict[str, float]:
+                    return {ns: float(np.abs(q[ns] - GOALS[ns]).max()) for ns in GOALS}
+
+                t_end = max(ends) + 1.5
+                _spin_until(node, lambda t_end=t_end: time.monotonic() > t_end, 120, "the moves")
+                t_late = time.monotonic() + 30.0
+                while max(off().values()) >= 5e-3 and time.monotonic() < t_late:
+                    rclpy.spin_once(node, timeout_sec=0.05)
+                print(f"arrived {time.monotonic() - t_end:.2f} s after the planned end + 1.5 s, off {off()}")
+                if max(off().values()) < 5e-3:
+                    break
+                # Only a controller that went stale meanwhile (two arms and two loops on two loaded cores: a state
+                # late by state_timeout) may miss its goal: it drops the trajectory and holds where the arm is,
+                # as designed.  The test then sends the move again, as a user would.
+                missed = [ns for ns in GOALS if off()[ns] >= 5e-3]
+                assert all(len(stale[ns]) > stale_before[ns] for ns in missed), (off(), stale)
+                print(f"attempt {attempt}: {missed} went stale ({[stale[ns][-1] for ns in missed]}); sent again")
             for ns, goal in GOALS.items():  # each arm at its own goal, 0.9+ rad from the other's
                 np.testing.assert_allclose(q[ns], goal, atol=5e-3, err_msg=ns)
             assert not root_states, "a node published on the root /joint_states"
