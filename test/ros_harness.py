@@ -99,21 +99,51 @@ def wait_for_service(client: Any, timeout: float = 30.0) -> None:
             raise TimeoutError(f"service {client.srv_name} did not appear within {timeout} s")
 
 
+READY = ("holding", "tracking")  # ControllerState modes in which a controller takes a trajectory
+
+
 def send_trajectory(node: Any, trajectory: Any, topic: str = "/computed_torque_controller/joint_trajectory",
-                    timeout: float = 30.0) -> None:
+                    timeout: float = 30.0, confirm: bool = True) -> None:
     """Publish ``trajectory`` (e.g. a ``~/plan`` response's) on a controller's ``~/joint_trajectory`` topic once it
     has a subscriber: the topic path of the controller, independent of its FollowJointTrajectory action (which
-    ``~/plan`` with ``execute`` uses)."""
+    ``~/plan`` with ``execute`` uses).  ``confirm``: as a user watching the controller's ``~/status`` would, wait
+    for the controller to hold (or track), then until its ``trajectories_accepted`` counts the message; a message lost while discovery completes (the writer
+    matched before the reader did) is published again (up to 5 times)."""
     import rclpy
     from trajectory_msgs.msg import JointTrajectory
 
+    from robot_dynamics_interfaces.msg import ControllerState
+
     pub = node.create_publisher(JointTrajectory, topic, 10)
+    seen: list[Any] = []
+    sub = None
+    if confirm:
+        sub = node.create_subscription(ControllerState, topic.rsplit("/", 1)[0] + "/status", seen.append, 100)
     deadline = time.monotonic() + timeout
-    while pub.get_subscription_count() == 0:
-        if time.monotonic() > deadline:
-            raise TimeoutError(f"no subscriber on {topic} within {timeout} s")
-        rclpy.spin_once(node, timeout_sec=0.01)
-    pub.publish(trajectory)
+    try:
+        while pub.get_subscription_count() == 0 or (confirm and not (seen and seen[-1].mode in READY)):
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"no subscriber on {topic} (or its controller not holding) within {timeout} s")
+            rclpy.spin_once(node, timeout_sec=0.01)
+        if not confirm:
+            pub.publish(trajectory)
+            return
+        accepted, refused = seen[-1].trajectories_accepted, seen[-1].inputs_refused
+        for _ in range(5):
+            pub.publish(trajectory)
+            wait = time.monotonic() + 2.0
+            while time.monotonic() < wait:
+                rclpy.spin_once(node, timeout_sec=0.01)
+                last = seen[-1]
+                if last.trajectories_accepted > accepted:
+                    node.destroy_publisher(pub)
+                    return
+        raise TimeoutError(f"the controller on {topic} did not take the trajectory (5 times 2 s; last mode "
+                           f"{seen[-1].mode}: {seen[-1].mode_reason}; inputs refused {refused} -> "
+                           f"{seen[-1].inputs_refused}: its log says why)")
+    finally:
+        if sub is not None:
+            node.destroy_subscription(sub)
 
 
 def publish_still_arm(node: Any, names: Sequence[str], q: Sequence[float], period: float = 0.01) -> Any:

@@ -14,11 +14,13 @@ from ros_harness import call_service, send_trajectory, wait_for_service
 from ros_stack_harness import spin_until as _spin_until
 from rosgraph_msgs.msg import Clock
 from sensor_msgs.msg import JointState
+from std_msgs.msg import Float64MultiArray
 from trajectory_msgs.msg import JointTrajectoryPoint
 
 from robot_dynamics.model.robots import load_model
 from robot_dynamics.ros.bringup import Bringup
 from robot_dynamics.ros.node_set import node_set
+from robot_dynamics_interfaces.msg import ControllerState
 from robot_dynamics_interfaces.srv import PlanTrajectory
 
 pytestmark = pytest.mark.ros
@@ -41,28 +43,47 @@ def test_mock_hardware_moves_on_the_system_clock(tmp_path):
 
     node.create_subscription(JointState, "/joint_states", on_state, 100)
     node.create_subscription(Clock, "/clock", clocks.append, 10)
+    commands: list[float] = []
+    node.create_subscription(Float64MultiArray, "/effort_controller/commands", lambda m: commands.append(1.0), 10)
+    stale: list[str] = []
+    node.create_subscription(ControllerState, "/computed_torque_controller/status",
+                             lambda m: stale.append(m.mode_reason) if m.mode == ControllerState.MODE_STALE else None, 10)
     try:
         with Bringup(nodes, log_dir=tmp_path) as bringup:
             plan = node.create_client(PlanTrajectory, "/trajectory_generator/plan")
             wait_for_service(plan, 60)
             _spin_until(node, lambda: len(states) > 50, 60, "no joint states")
-            # driver-like stamps: the system clock at publication (received within a fraction of a second)
+            # driver-like stamps: the system clock at publication (sim time would be seconds since start, 1.7e9 s
+            # away); the lag is the test process's own backlog on a loaded host: printed, bounded loosely
             lag = np.array([wall - stamp for wall, stamp, _ in states[-50:]])
-            assert np.all(np.abs(lag) < 0.5), lag
+            print(f"states received {lag.min() * 1e3:.1f}-{lag.max() * 1e3:.1f} ms after their stamps")
+            assert np.all(np.abs(lag) < 5.0), lag
+            _spin_until(node, lambda: len(commands) > 50, 60, "the controller never commanded the arm")
             req = PlanTrajectory.Request(joint_names=model.joint_names, profile="quintic",
                                          start_from_current=True, waypoints=[JointTrajectoryPoint(positions=GOAL)])
-            for _ in range(100):  # until the planner has the arm's position and the controller its model
-                resp = call_service(node, plan, req)
-                if resp.success or "no current position" not in resp.message:
+            for attempt in range(3):
+                for _ in range(100):  # until the planner has the arm's position and the controller its model
+                    resp = call_service(node, plan, req)
+                    if resp.success or "no current position" not in resp.message:
+                        break
+                    time.sleep(0.1)
+                assert resp.success, resp.message
+                n_stale = len(stale)
+                send_trajectory(node, resp.trajectory)  # the controller's topic (execute via the action: other tests)
+                duration = resp.trajectory.points[-1].time_from_start
+                done = time.monotonic() + duration.sec + 1e-9 * duration.nanosec
+                _spin_until(node, lambda done=done: time.monotonic() > done + 1.0, 120, "the move")
+                # a plant that fell behind the wall clock (loaded host) arrives late: wait for arrival, not a deadline
+                late = time.monotonic() + 20.0
+                while np.abs(states[-1][2] - GOAL).max() >= 2e-3 and time.monotonic() < late:
+                    rclpy.spin_once(node, timeout_sec=0.05)
+                if np.abs(states[-1][2] - GOAL).max() < 2e-3:
                     break
-                time.sleep(0.1)
-            assert resp.success, resp.message
-            send_trajectory(node, resp.trajectory)  # on the controller's topic (execute via the action: other tests)
-            duration = resp.trajectory.points[-1].time_from_start
-            done = time.monotonic() + duration.sec + 1e-9 * duration.nanosec
-            _spin_until(node, lambda: time.monotonic() > done + 1.0, 120, "the move")
-            q = states[-1][2]
-            np.testing.assert_allclose(q, GOAL, atol=2e-3)
+                # only a controller that went stale (a state later than state_timeout, 0.1 s: the loaded host) drops
+                # the move and holds where the arm is, as designed; a user sends it again
+                assert len(stale) > n_stale, ("missed the goal without going stale", states[-1][2])
+                print(f"attempt {attempt}: the controller went stale ({stale[-1]}): sent again")
+            np.testing.assert_allclose(states[-1][2], GOAL, atol=2e-3)
             assert not clocks, "mock hardware published /clock"
             assert not bringup.dead(), bringup.dead()
     finally:
