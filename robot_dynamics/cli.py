@@ -521,6 +521,10 @@ def build_parser() -> argparse.ArgumentParser:
     idf.add_argument("--band", type=_number(lo=0.0), default=10.0, help="parallel filter band in Hz (0: none)")
     idf.add_argument("--decimate", type=_number(int, lo=1, hi=10_000), default=10)
     idf.add_argument("--min-velocity", type=_number(lo=0.0), default=0.02, help="drop joint equations below this speed")
+    idf.add_argument("--friction", choices=("coulomb_viscous", "coulomb_viscous_offset", "stribeck"),
+                     default="coulomb_viscous",
+                     help="friction model: Fc, Fv (001 eq. 7.27); + an offset Foff per joint; + Stribeck Fs, vs "
+                          "(001 eq. 7.26, nonlinear least squares around the linear solution)")
     idf.add_argument("--topic", default="/joint_states",
                      help="JointState topic of a bag (e.g. /arm1/joint_states); publishers merged by joint name")
     idf.add_argument("--effort-delay", type=_number(lo=0.0, hi=1.0), default=0.0,

@@ -289,6 +289,40 @@ def test_cache_hit_is_loaded_without_building(monkeypatch) -> None:
     assert _rel(twin.gravity_torques(q), gravity_torques(m, q)) < 1e-12
 
 
+def test_isolated_compile_builds_in_a_child_process_and_keeps_the_gil_free(monkeypatch) -> None:
+    """``compile(..., isolated=True)`` (what the controller uses when a model is swapped in while the arm moves):
+    the program is generated and compiled in a child process (the in-process generator is made to fail, so only
+    the child can have built it), this call waits, and a thread of this process ticking every millisecond keeps
+    running meanwhile (its largest gap printed, not asserted: the machine is shared).  The result equals
+    Pinocchio's RNEA."""
+    def in_process(*args, **kwargs):
+        raise AssertionError("generated in the calling process")
+
+    monkeypatch.setattr(codegen, "generate_program", in_process)
+    monkeypatch.setattr(codegen, "_build_kind", in_process)
+    m = random_model(np.random.default_rng(77), n=4, tree=False, friction=True)  # a description no other test has
+    ticks: list[float] = []
+    stop = threading.Event()
+
+    def tick() -> None:
+        while not stop.is_set():
+            ticks.append(time.perf_counter())
+            time.sleep(0.001)
+
+    th = threading.Thread(target=tick)
+    th.start()
+    try:
+        assert m.compile("inverse_dynamics", isolated=True) == {"inverse_dynamics": "compiled"}
+    finally:
+        stop.set()
+        th.join()
+    print(f"\nisolated build: {ticks[-1] - ticks[0]:.2f} s, largest gap of a 1 ms ticker {np.diff(ticks).max() * 1e3:.1f} ms")
+    assert m.engine["inverse_dynamics"] == "compiled" and m.engine["inertia_matrix"] == "numpy"
+    q, qd, qdd = random_states(np.random.default_rng(4), m.dof, 5)
+    assert _rel(np.array([m.inverse_dynamics(*s) for s in zip(q, qd, qdd, strict=True)]),
+                PinocchioOracle(m).id(q, qd, qdd)) < TOL
+
+
 def test_numpy_mode_never_compiles(monkeypatch, tmp_path) -> None:
     monkeypatch.setenv("ROBOT_DYNAMICS_ENGINE", "numpy")
     monkeypatch.setenv("ROBOT_DYNAMICS_COMPILE_AFTER", "0")

@@ -265,3 +265,31 @@ def test_identify_pipeline_with_stribeck(experiment) -> None:
     for kind in ("Fc", "Fv", "Foff", "Fs", "vs"):
         est = _by_name(res, kind)[0]
         assert np.all(np.abs(est / getattr(truth, kind) - 1) < 0.05), (kind, est, getattr(truth, kind))
+
+
+def test_identify_cli_friction_option(experiment, tmp_path) -> None:
+    """``robot-dynamics identify ROBOT DATA --friction stribeck --model-output M``: the Stribeck and offset terms
+    identified from a file (within 5 % of the plant's, defaults off), and written into the model file, which
+    loads with them; a friction model the CLI does not know is one clear error (exit 2)."""
+    import json
+    import subprocess
+    import sys
+
+    nominal, truth, (q, qd, qdd), tau = experiment
+    data = tmp_path / "data.npz"
+    np.savez(data, t=np.arange(q.shape[0]) * 0.01, q=q, effort=tau, joint_names=np.array(nominal.joint_names))
+    out = tmp_path / "model.yaml"
+    cmd = [sys.executable, "-m", "robot_dynamics", "identify", "rx90", str(data), "--friction", "stribeck",
+           "--cutoff", "0", "--band", "0", "--decimate", "1", "--min-velocity", "0", "--model-output", str(out),
+           "--json"]
+    r = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, r.stderr
+    res = json.loads(r.stdout)
+    got = dict(zip(res["names"], res["values"], strict=True))
+    identified = RobotModel.from_yaml(out.read_text())
+    for kind in ("Foff", "Fs", "vs"):
+        est = np.array([got[f"{kind}{j}"] for j in range(1, 7)])
+        assert np.all(np.abs(est / getattr(truth, kind) - 1) < 0.05), (kind, est, getattr(truth, kind))
+        np.testing.assert_allclose(getattr(identified, kind), est, rtol=1e-12)
+    bad = subprocess.run(cmd[:6] + ["--friction", "lugre"], capture_output=True, text=True, timeout=120)
+    assert bad.returncode == 2 and "lugre" in bad.stderr and "Traceback" not in bad.stderr, bad.stderr

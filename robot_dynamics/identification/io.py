@@ -23,7 +23,7 @@ from ..model.inertia import central_inertia
 from ..model.robot_model import RobotModel
 from .estimation import IdentificationResult
 from .progress import report
-from .update import model_with_base_parameters
+from .update import model_with_base_parameters, updated_model
 
 __all__ = [
     "MAX_REGRESSOR_ENTRIES",
@@ -135,13 +135,14 @@ def identify_cli(args: Any) -> int:
     check_identification_size(model, data, cutoff=cutoff, band=band,
                               decimate=args.decimate if args.urdf_output else 1)
     res = identify(model, data, method=args.method, cutoff=cutoff, band=band, decimate=args.decimate,
-                   min_velocity=args.min_velocity, effort_delay=getattr(args, "effort_delay", 0.0))
+                   min_velocity=args.min_velocity, effort_delay=getattr(args, "effort_delay", 0.0),
+                   friction=getattr(args, "friction", "coulomb_viscous"))
     if args.output:
         report(f"writing the estimates to {args.output}")
         Path(args.output).write_text(result_to_yaml(res))
     if args.model_output:
         report(f"writing the identified model to {args.model_output}")
-        Path(args.model_output).write_text(model_with_base_parameters(model, res.names, res.values).to_yaml())
+        Path(args.model_output).write_text(updated_model(model, res.names, res.values).to_yaml())
     if args.urdf_output:
         report("fitting a physically consistent model (nonlinear least squares)")
         p = preprocess(data.reorder(model.joint_names), cutoff=cutoff, decimate=max(args.decimate, 1))

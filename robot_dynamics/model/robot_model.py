@@ -475,17 +475,18 @@ class RobotModel:
         the scalar Python customized programs, never a compiler), ``numpy`` or ``generated``."""
         return self._engine.mode
 
-    def compile(self, *functions: str, wait: bool = True) -> dict[str, str]:
+    def compile(self, *functions: str, wait: bool = True, isolated: bool = False) -> dict[str, str]:
         """Compile (or load from the cache) the programs behind ``functions`` (names of the dynamics
         methods; default all but ``regressor``; ``"all"``: all) and, with ``wait``, block until they
         are in use.  Returns the engine of each function (``compiled``, ``building``; without a C compiler
         or when the build failed, ``python`` for the single-state inverse dynamics and H (the customized
-        program generated as scalar Python) and ``numpy`` for the rest)."""
+        program generated as scalar Python) and ``numpy`` for the rest).  ``isolated``: a program not in the cache
+        is built in a child process while this thread waits (the other threads of the process keep the GIL)."""
         from ..symbolic.codegen import DEFAULT_COMPILE
 
         if functions == ("all",):
             functions = (*DEFAULT_COMPILE, "regressor")
-        return self._engine.compile(functions or DEFAULT_COMPILE, wait=wait)
+        return self._engine.compile(functions or DEFAULT_COMPILE, wait=wait, isolated=isolated)
 
     @property
     def engine(self) -> dict[str, str]:

@@ -663,8 +663,10 @@ class ComputedTorqueControllerNode(Node):
             raise ValueError(f"effort_limits needs {model.dof} values (model order), got {effort.size}")
         if v["backend"] == "generated":
             # the laws call model.inverse_dynamics: its program is built (or loaded from the cache) here, in the
-            # model worker, never in a callback, and in use from the first cycle (no engine switch mid-run)
-            model.compile("inverse_dynamics")
+            # model worker, never in a callback, and in use from the first cycle (no engine switch mid-run); a
+            # build runs in a child process (isolated): the generator's pure Python would hold the GIL from the
+            # loop thread for ~1 s (a model swapped in while the arm moves: commands paused 0.3-0.8 s)
+            model.compile("inverse_dynamics", isolated=True)
         else:
             model.set_backend("numpy")
         band = v["coulomb_velocity_band"]

@@ -10,7 +10,9 @@ Interface
   timeout``, ``damped: command timeout``, ``braked: fault: simulation diverged (call ~/reset)``;
 * serves ``~/pause`` (``std_srvs/SetBool``: stop stepping and publishing, to test stale states), ``~/reset``
   (``std_srvs/Trigger``: a sim restart, see below) and ``~/statistics`` (``std_srvs/Trigger``: JSON counters of
-  commands received, applied, clipped, refused by cause, ignored by reason, drive transitions);
+  commands received, applied, clipped, refused by cause, ignored by reason, drive transitions, and in real time
+  the longest run of control periods the arm ran on one command while driven, ``periods_on_one_command``: 1
+  when every period brings a fresh command, since start and since the previous call);
 * publishes ``/diagnostics`` (``diagnostic_msgs/DiagnosticArray``, every ``diagnostic_period`` s of steady clock,
   :mod:`.diagnostics`): the drive state (running: OK; braked waiting for a command, command timeout, no model:
   WARN; fault: ERROR; paused: STALE), steps, command counters, the achieved real-time factor and state rate.
@@ -190,6 +192,10 @@ class MujocoSim(Node):
         self.latest_stamp_ns = -1
         self.steps = 0
         self.published = 0  # joint_states messages sent (for the state rate of /diagnostics)
+        # what the arm got: periods run on one command while driven (1 when every period brings a fresh one),
+        # the longest stretch since start and since the last ~/statistics call (with the sim time it ended)
+        self.on_one_command = 0
+        self.longest = {"since_start": (0, 0.0), "since_last_call": (0, 0.0)}
         self.msg = JointState()
         self.clock_msg = Clock()
 
@@ -352,6 +358,7 @@ class MujocoSim(Node):
                     return
             self.counts["applied"] += 1
             self.command = tau
+            self.on_one_command = 0
             self.last_valid_wall = time.monotonic()
             self.overdue = False
             if self.mode not in (RUNNING, FAULT):
@@ -379,6 +386,11 @@ class MujocoSim(Node):
                 else:
                     self.overdue = False
             self._advance()
+            if self.mode == RUNNING:
+                self.on_one_command += 1
+                for k, (n, _) in self.longest.items():
+                    if self.on_one_command > n:
+                        self.longest[k] = (self.on_one_command, self.arm.time)
             self._measure()
             self._publish()
 
@@ -513,7 +525,12 @@ class MujocoSim(Node):
                 "refused": dict(self.refusals.counts),
                 "drive_transitions": self.transitions,
                 "watchdog": self._watchdog_text(),
+                # real time: the longest run of control periods on one command while driven (1: a fresh command
+                # every period), since start and since the previous call, with the sim time it ended
+                "periods_on_one_command": {k: {"periods": n, "seconds": n * self.period, "ended_at_sim_time": t}
+                                           for k, (n, t) in self.longest.items()},
             }
+            self.longest["since_last_call"] = (0, 0.0)
         response.success = True
         response.message = json.dumps(stats)
         return response

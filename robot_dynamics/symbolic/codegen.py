@@ -1705,10 +1705,14 @@ class Engine:
         done.set()
 
     # ---- public helpers
-    def compile(self, functions: tuple[str, ...] = DEFAULT_COMPILE, wait: bool = True) -> dict[str, str]:
+    def compile(self, functions: tuple[str, ...] = DEFAULT_COMPILE, wait: bool = True,
+                isolated: bool = False) -> dict[str, str]:
         """Compile (or load) the programs of ``functions`` now; ``wait``: block until they are ready.  Without a
         C compiler (or when the build fails) the kinds of ``PYTHON_KINDS`` get the generated scalar Python
-        program instead (``python``), generated in this thread with ``wait``, in a background thread without."""
+        program instead (``python``), generated in this thread with ``wait``, in a background thread without.
+        ``isolated`` (with ``wait``): a program not in the cache is generated and compiled in a child process,
+        as background builds are, so this process's other threads (a control loop) never wait for the GIL
+        while the generator runs (~1 s of pure Python for a 6-joint arm)."""
         kinds = []
         for f in functions:
             if f not in _PUBLIC:
@@ -1727,7 +1731,16 @@ class Engine:
                 if k in self._modules:
                     self._install(k, self._modules[k])
         for k in kinds:
-            if wait:
+            if wait and isolated and compiler() is not None:
+                with self._lock:
+                    if self._state.get(k, "new") in ("new", "failed"):
+                        self._start_build(k)
+                    ev = self._done.get(k)
+                if ev is not None:
+                    ev.wait()
+                if self._state.get(k) != "ready" and k not in self._python:  # failed: as below, in this thread
+                    self._python_start(k, wait=True)
+            elif wait:
                 if not self._ensure(k):  # no compiler or a failed build: the generated scalar Python program
                     self._python_start(k, wait=True)
             else:
