@@ -139,6 +139,29 @@ def test_simulator_sticks_below_static_friction(coulomb: str) -> None:
         assert np.sign(arm.state().qd[0]) == np.sign(tau) and abs(arm.state().q[0]) > 0.1
 
 
+def test_simulator_sticks_on_a_six_joint_arm() -> None:
+    """The RX-90 with static friction on every joint (several joints stuck at once: the stuck block of M^-1), under
+    gravity compensation plus an effort beyond the offset but below Fs on every joint: the arm does not move; with
+    2 Fs on joint 1 alone, joint 1 breaks away and the others stay stuck."""
+    m = load_model("rx90")
+    m = m.replace(Fs=1.6 * m.Fc + 0.5, vs=np.full(6, 0.1), Foff=np.array([0.5, -0.5, 0.3, 0.1, -0.1, 0.05]))
+    q0 = np.array([0.2, -0.3, 0.4, 0.1, 0.5, -0.2])
+    arm = MujocoArm(m)
+    arm.reset(q0)
+    push = m.Foff + 0.6 * m.Fs * np.array([1, -1, 1, -1, 1, -1])
+    for _ in range(250):
+        arm.step(m.gravity_torques(arm.state(noisy=False).q) + push, 2)
+    s = arm.state(noisy=False)
+    assert np.abs(s.q - q0).max() < 1e-9 and np.abs(s.qd).max() < 1e-9, (s.q - q0, s.qd)
+    arm.reset(q0)
+    kick = m.Foff.copy()
+    kick[0] += 2.0 * m.Fs[0]
+    for _ in range(250):
+        arm.step(m.gravity_torques(arm.state(noisy=False).q) + kick, 2)
+    s = arm.state(noisy=False)
+    assert s.q[0] - q0[0] > 0.05 and np.abs(s.qd[1:]).max() < 0.05, (s.q - q0, s.qd)
+
+
 @pytest.mark.parametrize("coulomb", ["sign", "frictionloss"])
 @pytest.mark.parametrize("v0", [0.02, 0.1, -0.3, 1.0])
 def test_simulator_accelerates_as_the_formula_says(coulomb: str, v0: float) -> None:

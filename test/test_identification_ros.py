@@ -52,7 +52,8 @@ def test_identify_record_planar2r_recovers_the_simulated_plant(tmp_path, monkeyp
         conns = [c for c in r.connections if c.topic == "/joint_states"]
         assert [c.msgtype for c in conns] == ["sensor_msgs/msg/JointState"]
         # 0.2 s lead before the start stamp, then APPROACH s from the arm to the excitation's start
-        assert abs(sum(c.msgcount for c in conns) - (0.2 + APPROACH + 4.05) / 0.002) <= 3
+        count = sum(c.msgcount for c in conns)
+        assert abs(count - (0.2 + APPROACH + 4.05) / 0.002) <= 3, (count, info)
     assert (out / "estimates.yaml").is_file() and (out / "logs" / "mujoco_sim.log").is_file()
 
 

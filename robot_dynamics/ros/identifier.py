@@ -55,6 +55,8 @@ from .parameters import Param, Schema
 from .recorder import _joint_trajectory_msg
 from .runtime import Refusals, guarded, run_node
 
+URDF_FIT_DECIMATION = 5  # samples of the physically consistent fit: every 5th (2 ms periods: 10 ms apart)
+
 PARAMETERS = Schema(
     Param("controller", "computed_torque_controller", "the controller whose <controller>/follow_joint_trajectory "
           "action runs the exciting trajectory"),
@@ -241,9 +243,20 @@ class Identifier(Node):
         files = [out / "recording.npz", out / "estimates.yaml", out / "model.yaml"]
         files[1].write_text(result_to_yaml(res))
         files[2].write_text(new.to_yaml())
+        (out / "validation.json").write_text(json.dumps({
+            "joint_names": names, "holdout_rms_before": before.tolist(), "holdout_rms_after": after.tolist(),
+            "samples": data.samples, "condition_number": res.condition_number}, indent=1))
+        files.append(out / "validation.json")
+        # 5. swap (before the URDF fit: the running nodes get the estimate as soon as it is validated)
+        swapped = False
+        if request.swap:
+            self._swap(res.names, res.values, f"identifier ({out})")
+            swapped = True
+        # 6. a physically consistent model for the URDF (nonlinear least squares on decimated data)
         consistent = False
         try:
-            p = preprocess(train.reorder(names), cutoff=20.0, trim=0.1)
+            self._say("fitting a physically consistent model for model.urdf (nonlinear least squares)")
+            p = preprocess(train.reorder(names), cutoff=20.0, trim=0.1, decimate=URDF_FIT_DECIMATION)
             # (the regressor holds the 13 standard parameters: the extended friction terms are taken off first)
             rigid = _delayed(train, delay, p.t) - new.extra_friction(p.qd)
             real = physically_consistent_estimate(new, p.q, p.qd, p.qdd, rigid)
@@ -253,15 +266,6 @@ class Identifier(Node):
                 files.append(out / "model.urdf")
         except Exception as exc:  # noqa: BLE001 - the URDF is a bonus: the estimate stands without it
             self._say(f"no physically consistent URDF: {type(exc).__name__}: {exc}")
-        (out / "validation.json").write_text(json.dumps({
-            "joint_names": names, "holdout_rms_before": before.tolist(), "holdout_rms_after": after.tolist(),
-            "samples": data.samples, "condition_number": res.condition_number}, indent=1))
-        files.append(out / "validation.json")
-        # 5. swap
-        swapped = False
-        if request.swap:
-            self._swap(res.names, res.values, f"identifier ({out})")
-            swapped = True
         response.names = list(res.names)
         response.values = [float(x) for x in res.values]
         response.relative_std = [float(x) if np.isfinite(x) else -1.0 for x in res.relative_std]

@@ -11,8 +11,9 @@ Interface
 * serves ``~/pause`` (``std_srvs/SetBool``: stop stepping and publishing, to test stale states), ``~/reset``
   (``std_srvs/Trigger``: a sim restart, see below) and ``~/statistics`` (``std_srvs/Trigger``: JSON counters of
   commands received, applied, clipped, refused by cause, ignored by reason, drive transitions, and in real time
-  the longest run of control periods the arm ran on one command while driven, ``periods_on_one_command``: 1
-  when every period brings a fresh command, since start and since the previous call);
+  the longest run of control periods the arm ran on one command once driven, ``periods_on_one_command``: 1
+  when every period brings a fresh command, since start and since the previous call; and each run of
+  ``GAP_PERIODS`` or more since the previous call with the sim time it ended, ``long_runs_on_one_command``);
 * publishes ``/diagnostics`` (``diagnostic_msgs/DiagnosticArray``, every ``diagnostic_period`` s of steady clock,
   :mod:`.diagnostics`): the drive state (running: OK; braked waiting for a command, command timeout, no model:
   WARN; fault: ERROR; paused: STALE), steps, command counters, the achieved real-time factor and state rate.
@@ -23,12 +24,15 @@ The drive (both modes)
 * **Command validation at the boundary**: a command of the wrong length or with a non-finite value is refused (logged
   with its cause, rate-limited, counted) and does not count as a command (it neither releases the brake nor feeds the
   watchdog); a valid command is clipped to the URDF effort limits, as a drive saturates (counted, logged rate-limited).
-* **Watchdog** (real-time mode): if no valid command arrived for ``command_timeout`` s of steady (wall) clock
-  (default 0.05 s = 25 periods at 500 Hz; 0 disables it), the drive applies ``timeout_behavior``: ``brake`` (default:
-  holding brake), ``zero`` (zero torque: the arm falls) or ``damp`` (effort ``-timeout_damping * q̇`` per simulation
-  step, clipped to the effort limits).  The timeout is confirmed on two successive periods, so that a command already
-  queued behind the sim's own timer is taken first; the stop latency is at most ``command_timeout`` + 2 periods of
-  the sim's timer.  A valid command releases the brake (the controller takes over again).
+* **Watchdog** (real-time mode): if no valid command arrived for ``command_timeout`` s (default 0.05 s = 25 periods
+  at 500 Hz; 0 disables it), the drive applies ``timeout_behavior``: ``brake`` (default: holding brake), ``zero``
+  (zero torque: the arm falls) or ``damp`` (effort ``-timeout_damping * q̇`` per simulation step, clipped to the
+  effort limits).  With system-clock stamps (mock hardware, as a drive) the time is the steady clock, the timeout
+  confirmed on two successive periods, so that a command already queued behind the sim's own timer is taken first
+  (stop latency at most ``command_timeout`` + 2 periods of the sim's timer); with ``/clock`` it is sim time, the
+  control periods the arm ran on one command (a sim starved by its host does not trip it: nothing advanced, and
+  its controllers cannot answer a clock it did not publish).  A valid command releases the brake (the controller
+  takes over again).
 * **Applied effort** in ``joint_states``: the clipped command while running; while braked, the effort the brake
   exerts (gravity at the held position, the motor being off); 0 under ``zero``; the damping effort under ``damp``.
 * **Fault**: if MuJoCo flags a diverging state, the pre-step state is restored and braked, latched until ``~/reset``.
@@ -50,6 +54,7 @@ Time
 
 from __future__ import annotations
 
+import collections
 import json
 import threading
 import time
@@ -87,6 +92,9 @@ DIVERGED = "simulation diverged (call ~/reset)"
 _ON_TIMEOUT = {"brake": BRAKED, "zero": ZERO, "damp": DAMPED}
 
 
+GAP_PERIODS = 5  # a run of this many control periods on one command is kept in the statistics' history
+GAP_HISTORY = 1000  # the most recent runs kept between two ~/statistics calls
+
 PARAMETERS = Schema(
     Param("control_period", 0.002, "sim time per command (lockstep) or per real-time tick", lo=0.0, hi=10.0,
           open_lo=True, unit="s"),
@@ -95,7 +103,8 @@ PARAMETERS = Schema(
     Param("lockstep", False, "advance one control period per answering command (deterministic runs)"),
     Param("lockstep_timeout", 0.5, "lockstep: republish period (wall) of the latest state while no answer comes",
           lo=0.0, hi=3600.0, open_lo=True, live=True, unit="s"),
-    Param("command_timeout", 0.05, "real time: the drive's watchdog (steady clock) without a valid command; 0 "
+    Param("command_timeout", 0.05, "real time: the drive's watchdog without a valid command (steady clock; sim time "
+          "with /clock); 0 "
           "disables it", lo=0.0, hi=3600.0, live=True, unit="s"),
     Param("timeout_behavior", "brake", "on command timeout: brake (hold the position) | zero (zero torque, the arm "
           "falls) | damp (effort -timeout_damping * qd)", choices=tuple(BEHAVIORS), live=True),
@@ -195,12 +204,17 @@ class MujocoSim(Node):
         # what the arm got: periods run on one command while driven (1 when every period brings a fresh one),
         # the longest stretch since start and since the last ~/statistics call (with the sim time it ended)
         self.on_one_command = 0
+        self.commanded = False
         self.longest = {"since_start": (0, 0.0), "since_last_call": (0, 0.0)}
+        self.gaps: collections.deque[tuple[float, int]] = collections.deque(maxlen=GAP_HISTORY)
         self.msg = JointState()
         self.clock_msg = Clock()
 
         self.drive_pub = self.create_publisher(String, "~/drive_state", DRIVE_QOS)
-        self.state_pub = self.create_publisher(JointState, "joint_states", 10)
+        # the writer keeps what a slow reliable reader (a recorder, the identifier) has not acknowledged yet: keep-last
+        # overwrites the oldest sample for everyone, so a deep history loses nothing to a reader starved for a
+        # while (lockstep: every state of a recording; 1000 states ~ 200 kB)
+        self.state_pub = self.create_publisher(JointState, "joint_states", 1000 if self.lockstep else 100)
         publish_clock = v["publish_clock"] and not self.stamp_system
         self.clock_pub = self.create_publisher(Clock, "/clock", 10) if publish_clock else None
         topic = f"{v['effort_controller']}/commands"
@@ -286,6 +300,7 @@ class MujocoSim(Node):
         self.command = np.zeros(self.model.dof)
         self.steps = 0
         self.overdue = False
+        self.commanded, self.on_one_command = False, 0  # braked until a controller takes over again
         self._set_drive(BRAKED, WAITING, f"{WAITING} ({why})", force=True)
         self._measure()
         if not self.paused:
@@ -358,7 +373,10 @@ class MujocoSim(Node):
                     return
             self.counts["applied"] += 1
             self.command = tau
+            if self.on_one_command >= GAP_PERIODS and self.arm is not None:
+                self.gaps.append((round(self.arm.time, 6), self.on_one_command))
             self.on_one_command = 0
+            self.commanded = True
             self.last_valid_wall = time.monotonic()
             self.overdue = False
             if self.mode not in (RUNNING, FAULT):
@@ -376,17 +394,27 @@ class MujocoSim(Node):
             if self.arm is None or self.paused:
                 return
             if self.mode == RUNNING and self.command_timeout > 0:
-                silent = time.monotonic() - self.last_valid_wall
-                if silent > self.command_timeout:
-                    if self.overdue:  # second period in a row: commands queued at the first were taken meanwhile
+                if self.clock_pub is not None:
+                    # sim time (/clock): the arm's own time is what passes without a command; a sim starved by
+                    # its host advances nothing meanwhile, and its controllers cannot answer a clock it did not
+                    # publish, so the steady clock would trip on the sim's own stalls
+                    silent = self.on_one_command * self.period
+                    if silent >= self.command_timeout:
                         self._set_drive(_ON_TIMEOUT[self.timeout_behavior], TIMEOUT,
-                                        f"{TIMEOUT}: no valid command for {silent * 1e3:.1f} ms "
+                                        f"{TIMEOUT}: no valid command for {silent * 1e3:.1f} ms of sim time "
                                         f"(command_timeout {self.command_timeout * 1e3:.1f} ms)")
-                    self.overdue = True
                 else:
-                    self.overdue = False
+                    silent = time.monotonic() - self.last_valid_wall
+                    if silent > self.command_timeout:
+                        if self.overdue:  # second period in a row: commands queued at the first were taken meanwhile
+                            self._set_drive(_ON_TIMEOUT[self.timeout_behavior], TIMEOUT,
+                                            f"{TIMEOUT}: no valid command for {silent * 1e3:.1f} ms "
+                                            f"(command_timeout {self.command_timeout * 1e3:.1f} ms)")
+                        self.overdue = True
+                    else:
+                        self.overdue = False
             self._advance()
-            if self.mode == RUNNING:
+            if self.commanded:  # a controller took over: every period counts until its next command, braked or not
                 self.on_one_command += 1
                 for k, (n, _) in self.longest.items():
                     if self.on_one_command > n:
@@ -529,7 +557,11 @@ class MujocoSim(Node):
                 # every period), since start and since the previous call, with the sim time it ended
                 "periods_on_one_command": {k: {"periods": n, "seconds": n * self.period, "ended_at_sim_time": t}
                                            for k, (n, t) in self.longest.items()},
+                # each run of GAP_PERIODS or more periods on one command since the previous call: [sim time at
+                # which the next command came, periods]
+                "long_runs_on_one_command": [list(g) for g in self.gaps],
             }
+            self.gaps.clear()
             self.longest["since_last_call"] = (0, 0.0)
         response.success = True
         response.message = json.dumps(stats)

@@ -306,13 +306,11 @@ class MujocoArm:
         d.qfrc_applied[self._idx] = f
         mujoco.mj_forward(mm, d)
         dofs = self._idx[k]
-        minv = np.empty((k.size, k.size))
-        e, x = np.zeros(mm.nv), np.zeros(mm.nv)
-        for c, dof in enumerate(dofs):
-            e[:] = 0.0
-            e[dof] = 1.0
-            mujoco.mj_solveM(mm, d, x, e)
-            minv[:, c] = x[dofs]
+        e = np.zeros((k.size, mm.nv))  # one right-hand side per stuck joint (rows: mj_solveM takes [m, nv])
+        e[np.arange(k.size), dofs] = 1.0
+        x = np.empty_like(e)
+        mujoco.mj_solveM(mm, d, x, e)
+        minv = x[:, dofs].T  # the stuck joints' block of M^-1
         hold = np.linalg.solve(minv, -v[k] / mm.opt.timestep - d.qacc[dofs])  # q̇(t + h) = 0
         fs = np.abs(self.model.Fs[k])
         f[k] += np.clip(hold, -fs, fs)

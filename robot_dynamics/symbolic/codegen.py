@@ -64,6 +64,7 @@ they check shapes and finiteness and return float64 arrays.
 from __future__ import annotations
 
 import atexit
+import contextlib
 import hashlib
 import importlib.util
 import json
@@ -1832,8 +1833,15 @@ def _build_in_worker(model: Any, kind: str, key: str, progress: Callable[[str], 
         raise RuntimeError(f"build process exited with {rc}: " + "\n".join(tail))
 
 
+WORKER_NICE = 10  # the build process and its compilers yield the CPU to the caller's process (a control loop)
+
+
 def _worker() -> None:
-    """Entry of the build process: a JSON spec on stdin, progress lines on stderr."""
+    """Entry of the build process: a JSON spec on stdin, progress lines on stderr.  Runs at nice
+    +``WORKER_NICE`` (its compilers inherit it): a build started beside a running control loop never takes its
+    cores."""
+    with contextlib.suppress(OSError):
+        os.nice(WORKER_NICE)
     spec = json.loads(sys.stdin.read())
     if spec["generator"] != generator_hash():
         sys.exit("the generator's source files changed since the parent process imported them")
