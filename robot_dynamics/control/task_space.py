@@ -6,8 +6,8 @@
 evaluated by Newton–Euler with q, q̇ and q̈ = J^{-1}(w − J̇ q̇) (§9.4.3).  X is the pose
 of ``link`` in base_link; Ẋ = J q̇ = [v; ω] (base_link components); the orientation
 error is the rotation vector of ``R^d R^T`` (002 §2.3.8), so that with an exact model
-the error obeys ë_x + K_d ė_x + K_p e_x = 0 [9.36] to first order.  J̇ q̇ is a central
-difference of J along q̇.  Near singularities J^{-1} is replaced by a damped least-squares
+the error obeys ë_x + K_d ė_x + K_p e_x = 0 [9.36] to first order.  J̇ q̇ comes from the
+forward recursion of 002 eq. [5.47] (:mod:`robot_dynamics.kinematics.analysis`).  Near singularities J^{-1} is replaced by a damped least-squares
 inverse (note of §9.4.3).
 
 Redundant arms (n > 6).  The note of §9.4.3 replaces J^{-1} by a generalized inverse and warns
@@ -59,6 +59,7 @@ from typing import Any
 
 import numpy as np
 
+from ..kinematics.analysis import jdot_qd as _jdot_qd
 from ..kinematics.geometric_model import jacobian, rotation_vector
 from ..model.robot_model import RobotModel
 from .base import InverseDynamics, JointController, gain_vector
@@ -163,12 +164,11 @@ class TaskSpaceLaw(JointController):
         return jacobian(self.model, q, self.link)
 
     def jdot_qd(self, q: np.ndarray, qd: np.ndarray) -> np.ndarray:
-        """J̇ q̇ = d/dh J(q + h q̇) q̇ at h = 0, central difference (exactly 0 at q̇ = 0)."""
+        """J̇ q̇ by the forward recursion of 002 eq. [5.47] with q̈ = 0 (:func:`~robot_dynamics.kinematics.analysis.jdot_qd`;
+        exactly 0 at q̇ = 0)."""
         if not qd.any():
             return np.zeros(TASK_DIM)
-        h = 1e-6 / max(1.0, float(np.abs(qd).max()))
-        jj = jacobian(self.model, np.stack([q + h * qd, q - h * qd]), self.link)
-        return (jj[0] - jj[1]) @ qd / (2.0 * h)
+        return _jdot_qd(self.model, q, qd, self.link)
 
     def _solve(self, jac: np.ndarray, rhs: np.ndarray) -> np.ndarray:
         """J^{-1} rhs, damped least squares J^T (J J^T + λ² I)^{-1} rhs when ill-conditioned or not square."""
