@@ -333,6 +333,9 @@ def test_panda_weighted_posture_and_manipulability() -> None:
             assert np.abs(_oracle_pose(sol) - target).max() <= 1e-8
             _, g = joint_limit_criterion(sol, LOWER, UPPER, center=posture)
             assert np.abs(null_space_projector(PANDA.jacobian(sol)) @ g).max() <= 1e-5
+        sol = PANDA.inverse_kinematics(target, weights=np.linspace(1.0, 3.0, 7))  # joint-limit criterion by default
+        assert _strictly_inside(sol)
+        assert np.abs(_oracle_pose(sol) - target).max() <= 1e-8
         plain = PANDA.inverse_kinematics(target, method="pseudo_inverse", secondary="none")
         best = PANDA.inverse_kinematics(target, secondary="manipulability")
         assert np.abs(_oracle_pose(best) - target).max() <= 1e-8
@@ -400,6 +403,8 @@ def test_reach_bound_contains_the_workspace_and_bad_input() -> None:
         ({"method": "dls", "secondary": "joint_limits"}, "takes no secondary"),
         ({"method": "task_priority"}, "needs secondary"),
         ({"method": "newton"}, "unknown method"),
+        ({"secondary": "joint_limits", "joint_limit_power": 1.0}, "joint_limit_power"),
+        ({"secondary": "joint_limits", "thresholds": (0.2,)}, "thresholds"),
         ({"secondary": SecondaryTask("nope", np.zeros(3))}, "unknown link"),
     ):
         with pytest.raises(ValueError, match=match):

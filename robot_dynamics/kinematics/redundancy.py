@@ -69,7 +69,7 @@ def weight_factor(W: Any, n: int) -> np.ndarray:
         return np.diag(1.0 / np.sqrt(w))
     if w.shape != (n, n):
         raise ValueError(f"weights must have shape ({n},) or ({n}, {n}), got {w.shape}")
-    if np.abs(w - w.T).max() > 1e-12 * max(1.0, np.abs(w).max()):
+    if np.abs(w - w.T).max() > 1e-10 * max(1.0, np.abs(w).max()):
         raise ValueError("weight matrix must be symmetric")
     try:
         low = np.linalg.cholesky(w)
@@ -455,12 +455,17 @@ def inverse_kinematics_redundant(
         raise ValueError("method 'task_priority' needs secondary=SecondaryTask(link, target) (or a dict)")
     if method == "pseudo_inverse" and task is not None:
         raise ValueError("a secondary task needs method 'task_priority'")
+    if np.shape(thresholds) != (2,):
+        raise ValueError("thresholds must be a pair (S_p in m, S_r in rad)")
     for name, v in (("tolerance", tolerance), ("max_step", max_step), ("epsilon", epsilon),
-                    ("thresholds", thresholds[0]), ("thresholds", thresholds[1])):
+                    ("thresholds", thresholds[0]), ("thresholds", thresholds[1]), ("null_tolerance", null_tolerance)):
         if not (np.isfinite(v) and v > 0):
             raise ValueError(f"{name} must be finite and > 0")
-    if damping is not None and not (np.isfinite(damping) and damping >= 0):
-        raise ValueError("damping must be finite and >= 0")
+    if not (np.isfinite(joint_limit_power) and joint_limit_power >= 2.0):
+        raise ValueError("joint_limit_power must be finite and >= 2")
+    for name, v in (("damping", 0.0 if damping is None else damping), ("secondary_damping", secondary_damping)):
+        if not (np.isfinite(v) and v >= 0):
+            raise ValueError(f"{name} must be finite and >= 0")
     if not (np.isfinite(limit_margin) and limit_margin >= 0):
         raise ValueError("limit_margin must be finite and >= 0")
     if restarts is None:
