@@ -1,14 +1,12 @@
-"""Geometric and kinematic models: DGM, kinematic Jacobian, numeric IGM.
+"""Geometric and kinematic models: DGM, kinematic Jacobian (the numeric IGM: :mod:`.redundancy`).
 
 * DGM (002 eq. [3.7]): ^0T_j = ^0T_{a(j)} ^{a(j)}T_j, here expressed in ``base_link``.
 * Kinematic Jacobian of the origin of a link (002 §5.3, "kinematic Jacobian
   matrix"): column k of a joint on the path to the link is
   ``[z_k x (p - O_k); z_k]`` (revolute) or ``[z_k; 0]`` (prismatic), times
   ``sign_k`` to use URDF joint coordinates; other columns are zero.
-* Numeric IGM by damped least squares (002 §6.4.2, eq. [6.16]-[6.17]:
-  dq = J^T (J J^T + lambda^2 I)^-1 dX), iterated as in 002 §6.6 with the pose
-  error dX = [p* - p; u sin(theta)] taken as the rotation vector of R* R^T;
-  joint limits are enforced by clamping each iterate.
+* The pose error of the numeric IGM (:func:`robot_dynamics.kinematics.redundancy.inverse_kinematics`):
+  dX = [p* - p; u sin(theta)], the rotation vector of R* R^T (:func:`rotation_vector`).
 """
 
 from __future__ import annotations
@@ -109,98 +107,4 @@ def _check_target(target: Any, position_only: bool) -> np.ndarray:
     return t
 
 
-def inverse_kinematics(
-    model: RobotModel,
-    target: Any,
-    q0: Any = None,
-    link: str | None = None,
-    *,
-    position_only: bool = False,
-    tolerance: float = 1e-10,
-    max_iterations: int = 300,
-    damping: float | None = None,
-    max_step: float = 0.5,
-    restarts: int | None = None,
-    seed: int = 0,
-    method: str | None = None,
-    secondary: Any = None,
-    weights: Any = None,
-    **options: Any,
-) -> np.ndarray:
-    """Joint values (URDF coordinates) placing ``link`` (default the tip) at ``target``.
-
-    ``target``: 4x4 pose in ``base_link`` (or a 3-vector position with
-    ``position_only``).  ``method="dls"`` (the default when neither ``secondary``
-    nor ``weights`` is given): damped least squares (fixed λ = ``damping``,
-    default 1e-3) from ``q0`` (default mid-range), then ``restarts`` (default 5)
-    random starts inside the limits, iterates clamped to the limits.  Raises ValueError
-    when no iterate reaches ``tolerance`` (m and rad).
-
-    ``method="pseudo_inverse"`` or ``"task_priority"`` (the default when
-    ``secondary`` or ``weights`` is given): the redundancy-resolving iteration of
-    :func:`robot_dynamics.kinematics.redundancy.inverse_kinematics_redundant`
-    (002 §6.5-§6.6), with ``secondary`` one of ``"joint_limits"``,
-    ``"manipulability"``, ``"none"``, a joint posture (n,) or a
-    ``SecondaryTask(link, target)`` / ``{"link": ..., "target": ...}``, and
-    ``weights`` the joint weights E of the weighted pseudo-inverse [6.30];
-    ``options`` are passed on (``alpha``, ``epsilon``, ``limit_margin``, ``info``...).
-    """
-    if method is None:
-        method = "dls" if secondary is None and weights is None else None
-    if method != "dls":
-        from .redundancy import inverse_kinematics_redundant
-
-        return inverse_kinematics_redundant(
-            model, target, q0, link, method=method, secondary=secondary, weights=weights,
-            position_only=position_only, tolerance=tolerance, max_iterations=max_iterations, damping=damping,
-            max_step=max_step, restarts=restarts, seed=seed, **options,
-        )
-    if secondary is not None or weights is not None or options:
-        raise ValueError(f"method 'dls' takes no secondary, weights or {sorted(options)}")
-    if damping is None:
-        damping = 1e-3
-    if restarts is None:
-        restarts = 5
-    j, t_link = _link(model, link)
-    target = _check_target(target, position_only)
-    lim = model.limits
-    lower, upper = lim["lower"], lim["upper"]
-    if q0 is None:
-        q0 = np.where(np.isfinite(lower) & np.isfinite(upper), 0.5 * (lower + upper), np.clip(0.0, lower, upper))
-    q0 = model.check_joint_vector(q0, "q0")
-    if q0.ndim != 1:
-        raise ValueError("q0 must be a single joint vector of shape (n,)")
-    rng = np.random.default_rng(seed)
-    lo = np.where(np.isfinite(lower), lower, -np.pi)
-    hi = np.where(np.isfinite(upper), upper, np.pi)
-    rows = slice(0, 3) if position_only else slice(0, 6)
-    best = (np.inf, q0)
-    for attempt in range(restarts + 1):
-        q = np.clip(q0 if attempt == 0 else rng.uniform(lo, hi), lower, upper)
-        for _ in range(max_iterations):
-            pose = frame_poses(model, q)[j] @ t_link
-            err = np.zeros(6)
-            if position_only:
-                err[:3] = target - pose[:3, 3]
-            else:
-                err[:3] = target[:3, 3] - pose[:3, 3]
-                err[3:] = rotation_vector(target[:3, :3] @ pose[:3, :3].T)
-            e = err[rows]
-            size = float(np.abs(e).max())
-            if size < best[0]:
-                best = (size, q.copy())
-            if size <= tolerance:
-                return q
-            jac = jacobian(model, q, link)[rows]
-            dq = jac.T @ np.linalg.solve(jac @ jac.T + damping**2 * np.eye(jac.shape[0]), e)
-            step = np.abs(dq).max()
-            if step > max_step:
-                dq *= max_step / step
-            q = np.clip(q + dq, lower, upper)
-    raise ValueError(
-        f"inverse kinematics did not converge for link {link or model.tip_link!r}: best residual "
-        f"{best[0]:.3g} > tolerance {tolerance:g} after {restarts + 1} starts (target unreachable or outside limits?)"
-    )
-
-
-__all__ = ["frame_poses", "inverse_kinematics", "jacobian", "link_poses", "rotation_vector"]
+__all__ = ["frame_poses", "jacobian", "jacobian_from_frames", "link_poses", "rotation_vector"]
