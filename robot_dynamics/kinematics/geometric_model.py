@@ -54,16 +54,25 @@ def jacobian(model: RobotModel, q: Any, link: str | None = None) -> np.ndarray:
     """Kinematic Jacobian [v; w] (6, n) or (N, 6, n) of the origin of ``link`` (default the tip),
     expressed in ``base_link``, for URDF joint velocities."""
     j, t = _link(model, link)
-    f = frame_poses(model, q)
+    return jacobian_from_frames(model, frame_poses(model, q), j, t)
+
+
+def jacobian_from_frames(model: RobotModel, f: np.ndarray, j: int, t: np.ndarray) -> np.ndarray:
+    """:func:`jacobian` of the point ``t`` of frame R_j from precomputed :func:`frame_poses` ``f``."""
     p = (f[..., j, :, :] @ t)[..., :3, 3]
     out = np.zeros(f.shape[:-3] + (6, model.dof))
-    for k in _path(model, j):
-        z = f[..., k, :3, 2] * model.sign[k - 1]
-        if model.sigma[k - 1] == PRISMATIC:
-            out[..., :3, k - 1] = z
-        else:
-            out[..., :3, k - 1] = np.cross(z, p - f[..., k, :3, 3])
-            out[..., 3:, k - 1] = z
+    path = np.array(_path(model, j), dtype=int)
+    if path.size == 0:
+        return out
+    fk = f[..., path, :, :]  # (..., k, 4, 4)
+    z = fk[..., :3, 2] * model.sign[path - 1, None]  # (..., k, 3)
+    revolute = (model.sigma[path - 1] != PRISMATIC)[:, None]
+    r = p[..., None, :] - fk[..., :3, 3]
+    cross = np.stack([z[..., 1] * r[..., 2] - z[..., 2] * r[..., 1], z[..., 2] * r[..., 0] - z[..., 0] * r[..., 2],
+                      z[..., 0] * r[..., 1] - z[..., 1] * r[..., 0]], axis=-1)  # z x (p - O_k)
+    lin = np.where(revolute, cross, z)
+    out[..., :3, path - 1] = np.swapaxes(lin, -1, -2)
+    out[..., 3:, path - 1] = np.swapaxes(np.where(revolute, z, 0.0), -1, -2)
     return out
 
 
@@ -109,18 +118,49 @@ def inverse_kinematics(
     position_only: bool = False,
     tolerance: float = 1e-10,
     max_iterations: int = 300,
-    damping: float = 1e-3,
+    damping: float | None = None,
     max_step: float = 0.5,
-    restarts: int = 5,
+    restarts: int | None = None,
     seed: int = 0,
+    method: str | None = None,
+    secondary: Any = None,
+    weights: Any = None,
+    **options: Any,
 ) -> np.ndarray:
     """Joint values (URDF coordinates) placing ``link`` (default the tip) at ``target``.
 
     ``target``: 4x4 pose in ``base_link`` (or a 3-vector position with
-    ``position_only``).  Damped least squares from ``q0`` (default mid-range),
-    then ``restarts`` random starts inside the limits.  Raises ValueError when
-    no iterate reaches ``tolerance`` (m and rad).
+    ``position_only``).  ``method="dls"`` (the default when neither ``secondary``
+    nor ``weights`` is given): damped least squares (fixed λ = ``damping``,
+    default 1e-3) from ``q0`` (default mid-range), then ``restarts`` (default 5)
+    random starts inside the limits, iterates clamped to the limits.  Raises ValueError
+    when no iterate reaches ``tolerance`` (m and rad).
+
+    ``method="pseudo_inverse"`` or ``"task_priority"`` (the default when
+    ``secondary`` or ``weights`` is given): the redundancy-resolving iteration of
+    :func:`robot_dynamics.kinematics.redundancy.inverse_kinematics_redundant`
+    (002 §6.5-§6.6), with ``secondary`` one of ``"joint_limits"``,
+    ``"manipulability"``, ``"none"``, a joint posture (n,) or a
+    ``SecondaryTask(link, target)`` / ``{"link": ..., "target": ...}``, and
+    ``weights`` the joint weights E of the weighted pseudo-inverse [6.30];
+    ``options`` are passed on (``alpha``, ``epsilon``, ``limit_margin``, ``info``...).
     """
+    if method is None:
+        method = "dls" if secondary is None and weights is None else None
+    if method != "dls":
+        from .redundancy import inverse_kinematics_redundant
+
+        return inverse_kinematics_redundant(
+            model, target, q0, link, method=method, secondary=secondary, weights=weights,
+            position_only=position_only, tolerance=tolerance, max_iterations=max_iterations, damping=damping,
+            max_step=max_step, restarts=restarts, seed=seed, **options,
+        )
+    if secondary is not None or weights is not None or options:
+        raise ValueError(f"method 'dls' takes no secondary, weights or {sorted(options)}")
+    if damping is None:
+        damping = 1e-3
+    if restarts is None:
+        restarts = 5
     j, t_link = _link(model, link)
     target = _check_target(target, position_only)
     lim = model.limits
