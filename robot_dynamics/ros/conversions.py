@@ -9,7 +9,7 @@ from operator import attrgetter
 from typing import Any
 
 import numpy as np
-from geometry_msgs.msg import Transform
+from geometry_msgs.msg import Pose, Transform
 
 from robot_dynamics_interfaces.msg import MDHJoint as MDHJointMsg
 from robot_dynamics_interfaces.msg import MDHModel
@@ -27,6 +27,43 @@ def transform_to_msg(t: np.ndarray) -> Transform:
     x, y, z, w = Rotation.from_matrix(t[:3, :3]).as_quat()
     msg.rotation.x, msg.rotation.y, msg.rotation.z, msg.rotation.w = float(x), float(y), float(z), float(w)
     return msg
+
+
+def pose_to_msg(t: np.ndarray) -> Pose:
+    """4x4 homogeneous transform -> geometry_msgs/Pose (quaternion x, y, z, w)."""
+    tf = transform_to_msg(t)
+    msg = Pose()
+    msg.position.x, msg.position.y, msg.position.z = tf.translation.x, tf.translation.y, tf.translation.z
+    msg.orientation = tf.rotation
+    return msg
+
+
+def pose_from_msg(pose: Pose, what: str = "pose", orientation: bool = True, unit_tolerance: float = 1e-6) -> np.ndarray:
+    """geometry_msgs/Pose -> 4x4 transform (or the (3,) position without ``orientation``).
+
+    Refuses (:class:`~robot_dynamics.ros.runtime.Refused`) NaN/inf (``non_finite``) and a quaternion that is
+    zero or whose norm is not 1 within ``unit_tolerance`` (``quaternion``); an accepted one is normalized."""
+    p = np.array([pose.position.x, pose.position.y, pose.position.z], dtype=float)
+    if not np.all(np.isfinite(p)):
+        raise Refused("non_finite", f"{what}.position contains NaN or inf")
+    if not orientation:
+        return p
+    o = pose.orientation
+    quat = np.array([o.x, o.y, o.z, o.w], dtype=float)
+    if not np.all(np.isfinite(quat)):
+        raise Refused("non_finite", f"{what}.orientation contains NaN or inf")
+    norm = float(np.linalg.norm(quat))
+    if norm == 0.0:
+        raise Refused("quaternion", f"{what}.orientation is the zero quaternion (no rotation; identity is w = 1)")
+    if abs(norm - 1.0) > unit_tolerance:
+        raise Refused("quaternion", f"{what}.orientation has norm {norm:.9g}; a unit quaternion is required "
+                      f"(within {unit_tolerance:g})")
+    from scipy.spatial.transform import Rotation
+
+    t = np.eye(4)
+    t[:3, :3] = Rotation.from_quat(quat / norm).as_matrix()
+    t[:3, 3] = p
+    return t
 
 
 def model_to_msg(model: RobotModel) -> MDHModel:

@@ -7,13 +7,24 @@ Services (joint order by name; empty ``joint_names`` = model order):
   customized O(n) program of 001 §7.6.2 once compiled, A⁻¹(Γ − H) until then), or the NumPy algorithm
   ``cholesky`` or ``recursive``.
   ``~/base_parameters`` (BaseParameters): names, values and relations of the base inertial parameters.
+  ``~/kinematics`` (Kinematics): pose (DGM), kinematic Jacobian, twist J q̇, J̇ q̇ (002 eq. 5.47, q̈ = 0), SVD,
+  manipulability, condition number and velocity/force ellipsoids (002 §5.8-5.9) of a link at one state.
+  ``~/inverse_kinematics`` (InverseKinematics): joint positions placing a link at a pose, within the URDF
+  limits (002 ch. 6): damped least squares, or with ``secondary``/``weights`` the pseudo-inverse iteration
+  with a secondary criterion (joint limits, manipulability, a posture) and joint weights (002 eq. 6.30).
+  The start is ``initial_positions``, else the latest ``/joint_states`` naming every joint (taken when a
+  request needs it, see :class:`_JointStates`), else mid-range.  The errors reported are measured through
+  the DGM at the returned positions; the manipulability is that of the task rows (3 with ``position_only``).
 
 Every bad request is answered with ``success=false`` and a message ``"<cause>: <sentence>"``
 (causes: ``no_model``, ``too_large``, ``empty``, ``joint_names``, ``ragged``, ``non_finite``,
-``overflow``, ``unknown_method``, ``singular_inertia``, ``invalid``, ``internal_error``); every
-output is checked finite; the node keeps serving.
+``overflow``, ``unknown_method``, ``singular_inertia``, ``unknown_link``, ``frame_id``, ``quaternion``,
+``tolerance``, ``unknown_secondary``, ``posture``, ``weights``, ``unreachable``, ``no_solution``,
+``invalid``, ``internal_error``); every output is checked finite (but a condition number or force
+ellipsoid length, infinite at a singularity); the node keeps serving.
 
-Bounded work: each service has its own callback group and the node runs a multithreaded
+Bounded work: each service has its own callback group (so a slow ``~/inverse_kinematics``, at most the
+core's iterations times its starts, never blocks the others) and the node runs a multithreaded
 executor (``~/inverse_dynamics`` runs on a hidden side node with its own single-threaded executor thread,
 see ``__init__``), so one huge request (rclpy turns it into Python objects before any of our code runs)
 never blocks the other services; the size (``max_points``) is checked first, before any
@@ -29,27 +40,37 @@ the GIL (about a second per 10^6 points).
 from __future__ import annotations
 
 import gc
+import math
 import queue
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
 from rclpy.callback_groups import MutuallyExclusiveCallbackGroup
 from rclpy.node import Node
+from rclpy.qos import QoSProfile, qos_profile_sensor_data
+from rclpy.serialization import deserialize_message
+from scipy.spatial.transform import Rotation
+from sensor_msgs.msg import JointState
 
 from robot_dynamics_interfaces.srv import (
     BaseParameters,
     DynamicTerms,
     ForwardDynamics,
     InverseDynamics,
+    InverseKinematics,
+    Kinematics,
     SetDynamicParameters,
 )
 
 from ..identification.update import updated_model
+from ..kinematics.analysis import jdot_qd, kinematic_analysis, link_velocity, manipulability
+from ..kinematics.geometric_model import inverse_kinematics as solve_inverse_kinematics
+from ..kinematics.redundancy import reach_bound
 from ..model.robot_model import RobotModel
-from .conversions import JointOrder, float_rows, short
+from .conversions import JointOrder, float_rows, pose_from_msg, pose_to_msg, short
 from .description import RobotDescription
 from .parameters import Param, Schema
 from .runtime import Refusals, Refused, run_node
@@ -61,6 +82,13 @@ YOUNG_GC_PERIOD = 0.25  # s: collection of the young generations (cost ~ objects
 FULL_GC_PERIOD = 60.0  # s: full collection
 MIN_INERTIA_RCOND = 1e-12  # forward dynamics refuses A(q) with lambda_min <= this * lambda_max
 METHODS = ("cholesky", "recursive")
+IK_TOLERANCE = 1e-10  # m and rad: ~/inverse_kinematics with tolerance 0
+MIN_IK_TOLERANCE = 1e-12  # below, float64 round-off of the DGM: the solver would only run out its iterations
+QUATERNION_TOLERANCE = 1e-6  # |norm - 1| accepted (then normalized)
+SECONDARY = ("", "none", "joint_limits", "manipulability", "posture")
+MAX_WEIGHT_RATIO = 1e12  # largest / smallest joint weight
+JOINT_STATE_QUEUE = 10  # /joint_states messages kept between two requests that need them
+MAX_JOINT_STATE_BYTES = 1_000_000  # a bigger /joint_states message is skipped unread
 
 
 class _Loaded:
@@ -89,6 +117,55 @@ def _check_outputs(**outputs: np.ndarray) -> None:
             raise Refused("overflow", f"{name} is not finite (inputs too large for float64)")
 
 
+def _never_called(msg: object) -> None:
+    """Callback of the /joint_states subscription: no executor spins its node (a request takes the messages)."""
+
+
+class _JointStates:
+    """The latest ``/joint_states`` position of each joint, merged by name over every publisher: the start of
+    ``~/inverse_kinematics`` requests without ``initial_positions``.
+
+    Subscribed as raw bytes (best effort, the last ``JOINT_STATE_QUEUE`` messages) on a hidden node of this
+    process that no executor spins, so a 1 kHz state stream costs the server nothing; a request that needs
+    the state takes and deserializes what arrived since the last one.  Non-finite positions are skipped."""
+
+    def __init__(self, node: Node) -> None:
+        self.node = Node(f"_{node.get_name()}_joint_states", namespace=node.get_namespace(), context=node.context,
+                         use_global_arguments=False, start_parameter_services=False, enable_rosout=False)
+        sensor = qos_profile_sensor_data
+        qos = QoSProfile(history=sensor.history, depth=JOINT_STATE_QUEUE, reliability=sensor.reliability,
+                         durability=sensor.durability)
+        self._sub = self.node.create_subscription(JointState, node.resolve_topic_name("joint_states"),
+                                                  _never_called, qos, raw=True)
+        self._known: dict[str, float] = {}
+        self._lock = threading.Lock()
+
+    def positions(self, names: Sequence[str]) -> np.ndarray | None:
+        """The latest positions of ``names`` (in that order), or None when some joint was never seen."""
+        wanted = set(names)
+        with self._lock:
+            for _ in range(JOINT_STATE_QUEUE):
+                with self._sub.handle:
+                    got = self._sub.handle.take_message(JointState, True)
+                if got is None:
+                    break
+                if len(got[0]) > MAX_JOINT_STATE_BYTES:
+                    continue
+                try:
+                    msg = deserialize_message(got[0], JointState)
+                except Exception:  # noqa: BLE001 - a malformed message is skipped
+                    continue
+                for name, value in zip(msg.name, msg.position, strict=False):
+                    if name in wanted and math.isfinite(value):
+                        self._known[name] = float(value)
+            if not wanted <= self._known.keys():
+                return None
+            return np.array([self._known[n] for n in names])
+
+    def destroy(self) -> None:
+        self.node.destroy_node()
+
+
 PARAMETERS = Schema(
     Param("max_points", MAX_POINTS, "most points accepted in one ~/inverse_dynamics request (checked before any "
           "per-point work)", lo=1, hi=10_000_000, live=True),
@@ -97,7 +174,7 @@ PARAMETERS = Schema(
 
 class DynamicsServer(Node):
     multithreaded = True
-    executor_threads = 6  # four services, the description, the parameter services
+    executor_threads = 8  # six services, the description, the parameter services
 
     def __init__(self) -> None:
         super().__init__("dynamics_server")
@@ -114,6 +191,9 @@ class DynamicsServer(Node):
             (ForwardDynamics, "~/forward_dynamics", self.forward_dynamics),
             (BaseParameters, "~/base_parameters", self.base_parameters),
             (SetDynamicParameters, "~/set_dynamic_parameters", self.set_dynamic_parameters),
+            (Kinematics, "~/kinematics", self.kinematics),
+            # iterative, up to seconds for a target it cannot reach: its own group, like every service here
+            (InverseKinematics, "~/inverse_kinematics", self.inverse_kinematics),
         )
         for srv_type, name, handler in services:
             self.create_service(srv_type, name, self._serve(handler), callback_group=MutuallyExclusiveCallbackGroup())
@@ -126,7 +206,12 @@ class DynamicsServer(Node):
         side.create_service(InverseDynamics, self.resolve_service_name("~/inverse_dynamics"),
                             self._serve(self.inverse_dynamics))
         self.side_nodes = (side,)
+        self.joint_states = _JointStates(self)
         self.description = RobotDescription(self, self._on_model, MutuallyExclusiveCallbackGroup(), lock_from_joint_states=True)
+
+    def destroy_node(self) -> None:
+        self.joint_states.destroy()
+        super().destroy_node()
 
     @property
     def model(self) -> RobotModel | None:
@@ -283,6 +368,118 @@ class DynamicsServer(Node):
         response.relations = [str(r) for r in b.relations]
         response.eliminated = list(b.eliminated)
         response.message = f"{len(b.names)} base parameters"
+
+    # ------------------------------------------------------------------ kinematics
+    @staticmethod
+    def _link(model: RobotModel, name: str) -> str:
+        """The request's link (empty = the model's tip link), refused when the model has no such frame."""
+        link = name or model.tip_link
+        if not link:
+            raise Refused("unknown_link", "no link given and the model has no tip link (name a link, or set the "
+                          "tip_link parameter)")
+        if link not in model.frames:
+            raise Refused("unknown_link", f"unknown link {short(link)}; the model's links: {sorted(model.frames)}")
+        return link
+
+    def kinematics(self, loaded: _Loaded, request: Kinematics.Request, response: Kinematics.Response) -> None:
+        """Kinematic analysis of a link at one state (002 ch. 5), outputs in the request's joint order."""
+        model = loaded.model
+        order, q, qd = self._state(model, request)
+        link = self._link(model, request.link)
+        perm = order.to_request
+        with np.errstate(all="ignore"):
+            pose = model.forward_kinematics(q, link)  # DGM (002 eq. 3.7)
+            ka = kinematic_analysis(model, q, link)  # SVD of J (002 §5.8-5.9)
+            twist = link_velocity(model, q, qd, link)  # J q̇ by the velocity recursion
+            acc = jdot_qd(model, q, qd, link)  # J̇ q̇ (002 eq. 5.47, q̈ = 0)
+        jac = ka.jacobian[:, perm]
+        sigma = ka.singular_values[: min(6, model.dof)]
+        _check_outputs(pose=pose, jacobian=jac, twist=twist, jdot_qd=acc, singular_values=ka.singular_values,
+                       velocity_axes=ka.velocity_axes, manipulability=np.asarray(ka.manipulability))
+        response.link, response.base_link = link, model.base_link
+        response.pose = pose_to_msg(pose)
+        response.joint_names = order.names
+        response.jacobian = jac.ravel().tolist()
+        response.twist = twist.tolist()
+        response.jdot_qd = acc.tolist()
+        response.singular_values = sigma.tolist()
+        response.rank = int(ka.rank)
+        response.manipulability = float(ka.manipulability)
+        response.condition_number = float(ka.condition_number)
+        response.velocity_axes = ka.velocity_axes.ravel().tolist()
+        response.velocity_lengths = ka.velocity_lengths.tolist()
+        response.force_lengths = ka.force_lengths.tolist()
+        response.message = f"rank {ka.rank}, condition number {ka.condition_number:.6g}"
+
+    def inverse_kinematics(self, loaded: _Loaded, request: InverseKinematics.Request,
+                           response: InverseKinematics.Response) -> None:
+        """Joint positions placing a link at a pose (002 ch. 6), within the URDF limits, in the request's joint order."""
+        model = loaded.model
+        n = model.dof
+        order = JointOrder(model.joint_names, request.joint_names)
+        link = self._link(model, request.link)
+        frame = request.target.header.frame_id
+        if frame not in ("", model.base_link):
+            raise Refused("frame_id", f"target.header.frame_id {short(frame)} is not the model's base link "
+                          f"{model.base_link!r} (or empty)")
+        position_only = bool(request.position_only)
+        target = pose_from_msg(request.target.pose, "target.pose", orientation=not position_only,
+                               unit_tolerance=QUATERNION_TOLERANCE)
+        tol = float(request.tolerance)
+        if tol == 0.0:
+            tol = IK_TOLERANCE
+        if not (math.isfinite(tol) and tol >= MIN_IK_TOLERANCE):
+            raise Refused("tolerance", f"tolerance {tol!r} must be finite and >= {MIN_IK_TOLERANCE:g} m/rad "
+                          f"(0 = {IK_TOLERANCE:g})")
+        secondary: Any = request.secondary
+        if secondary not in SECONDARY:
+            raise Refused("unknown_secondary", f"unknown secondary {short(secondary)}; use one of {list(SECONDARY)}")
+        if secondary == "posture":
+            secondary = order.model_vector(request.posture, "posture", n)
+        elif len(request.posture):
+            raise Refused("posture", f"posture given but secondary is {request.secondary!r} (use 'posture')")
+        else:
+            secondary = secondary or None  # "": damped least squares (unless weights are given)
+        weights = None
+        if len(request.weights):
+            weights = order.model_vector(request.weights, "weights", n)
+            if not (weights.min() > 0.0 and weights.max() <= MAX_WEIGHT_RATIO * weights.min()):
+                raise Refused("weights", f"weights must be > 0 and within a ratio of {MAX_WEIGHT_RATIO:g} of each other")
+        if len(request.initial_positions):
+            q0, start = order.model_vector(request.initial_positions, "initial_positions", n), "initial_positions"
+        else:
+            q0 = self.joint_states.positions(model.joint_names)
+            start = "/joint_states" if q0 is not None else "mid-range"
+        center, radius = reach_bound(model, link)  # a far target is refused at once, not after every start
+        dist = float(np.linalg.norm((target if position_only else target[:3, 3]) - center))
+        if not dist <= radius * (1.0 + 1e-9) + 1e-12:
+            raise Refused("unreachable", f"the target of {link!r} is outside the workspace: {dist:.6g} m from "
+                          f"{np.round(center, 6).tolist()}, beyond the reach {radius:.6g} m of the arm")
+        lim = model.limits
+        try:
+            with np.errstate(all="ignore"):
+                q = solve_inverse_kinematics(model, target, q0, link, position_only=position_only, tolerance=tol,
+                                             secondary=secondary, weights=weights)
+        except ValueError as exc:  # the inputs were checked above: the core found no solution
+            raise Refused("no_solution", str(exc)) from None
+        q = np.clip(q, lim["lower"], lim["upper"])  # the core keeps its iterates inside: a no-op, as a guarantee
+        # the errors of the answer, measured here through the DGM (not taken from the solver)
+        pose = model.forward_kinematics(q, link)
+        goal = target if position_only else target[:3, 3]
+        position_error = float(np.linalg.norm(goal - pose[:3, 3]))
+        orientation_error = 0.0 if position_only else float(Rotation.from_matrix(target[:3, :3].T @ pose[:3, :3]).magnitude())
+        w = float(manipulability(model, q, link, rows="position" if position_only else "all"))
+        _check_outputs(positions=q, manipulability=np.asarray(w))
+        if max(position_error, orientation_error) > 2.0 * tol:  # the core bounds each component by tol: norm <= 1.74 tol
+            raise Refused("no_solution", f"the solution misses the target by {position_error:.3g} m, "
+                          f"{orientation_error:.3g} rad (tolerance {tol:g}), measured through the DGM")
+        response.joint_names = order.names
+        response.positions = q[order.to_request].tolist()
+        response.position_error = position_error
+        response.orientation_error = orientation_error
+        response.manipulability = w
+        response.message = (f"solved from {start}: position error {position_error:.3g} m, orientation error "
+                            f"{orientation_error:.3g} rad")
 
 
 def main(args: list[str] | None = None) -> int:
