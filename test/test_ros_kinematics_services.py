@@ -21,7 +21,7 @@ from ros_harness import call_service, node_process, publish_still_arm, wait_for_
 from scipy.spatial.transform import Rotation
 
 from robot_dynamics import RobotModel
-from robot_dynamics.kinematics.geometric_model import inverse_kinematics
+from robot_dynamics.kinematics.redundancy import inverse_kinematics
 from robot_dynamics.model.robots import load_model, resolve_urdf
 from robot_dynamics.ros.node_set import config_dir
 from robot_dynamics_interfaces.srv import DynamicTerms, InverseKinematics, Kinematics

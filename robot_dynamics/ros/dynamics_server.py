@@ -67,7 +67,7 @@ from robot_dynamics_interfaces.srv import (
 
 from ..identification.update import updated_model
 from ..kinematics.analysis import jdot_qd, kinematic_analysis, link_velocity, manipulability
-from ..kinematics.geometric_model import inverse_kinematics as solve_inverse_kinematics
+from ..kinematics.redundancy import inverse_kinematics as solve_inverse_kinematics
 from ..kinematics.redundancy import reach_bound
 from ..model.robot_model import RobotModel
 from .conversions import JointOrder, float_rows, pose_from_msg, pose_to_msg, short
