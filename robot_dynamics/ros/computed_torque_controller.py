@@ -45,7 +45,9 @@ restart) must reach it with every joint at least ``pose_limit_margin`` inside it
 (``pose_unreachable``).  Adopted at a cycle boundary, it replaces the running trajectory (a goal is preempted) and
 is held (mode ``holding``, reason ``pose reference ...``; the published joint reference is the IK solution) until a
 trajectory or a new pose arrives.  While holding it, a joint closer than ``pose_limit_margin`` to a position limit
-or faster than its velocity limit makes the controller hold the current joint position instead (logged).
+or faster than its velocity limit makes the controller hold the current joint position instead (logged), with
+joint-space computed torque at the same ``omega``/``xi`` (``Context.hold_controller``: the task-space law may be the
+cause) until the next trajectory, pose or law.
 
 Safety, by construction:
 
