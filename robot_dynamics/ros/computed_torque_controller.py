@@ -106,7 +106,7 @@ from robot_dynamics_interfaces.srv import SetDynamicParameters
 from ..control import CONTROLLERS, TASK_SPACE_CONTROLLERS, JointController, make_controller
 from ..control.task_space import NULL_SPACE_LAWS, TaskSpaceLaw
 from ..identification.update import updated_model
-from ..kinematics.geometric_model import inverse_kinematics, rotation_vector
+from ..kinematics.geometric_model import rotation_vector
 from ..model.robot_model import RobotModel
 from ..trajectory.sampled import SampledTrajectory, check_path_limits
 from . import cdr, lockstep, validation
@@ -1118,7 +1118,8 @@ class ComputedTorqueControllerNode(Node):
                                               f"a pose ({why}); move it away with a joint trajectory first")
         t0 = time.monotonic()
         try:
-            q_ref = inverse_kinematics(ctx.model, pose, q, link, restarts=0, tolerance=POSE_IK_TOLERANCE)
+            # the facade's numeric IGM (damped least squares, iterates clamped to the limits), no random restart
+            q_ref = ctx.model.inverse_kinematics(pose, q, link, restarts=0, tolerance=POSE_IK_TOLERANCE)
         except ValueError as exc:
             raise Refused("pose_unreachable", f"pose reference ({text}) not reachable from the current position "
                                               f"within the joint limits: {exc}") from None
