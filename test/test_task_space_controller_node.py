@@ -135,6 +135,7 @@ def test_task_space_gains_from_parameters():
 def stack(tmp_path_factory):
     import rclpy
     from rcl_interfaces.srv import SetParameters
+    from rclpy.qos import qos_profile_sensor_data
     from ros_harness import wait_for_service
     from ros_stack_harness import spin_until
     from sensor_msgs.msg import JointState
@@ -165,10 +166,12 @@ def stack(tmp_path_factory):
             if np.any(q < LIM["lower"]) or np.any(q > LIM["upper"]):
                 s.out_of_limits.append(q)
 
-    node.create_subscription(JointState, f"{NS}/joint_states", on_state, 1000)
+    # the latest samples only (keep last 10, best effort): this process, niced on a loaded host, never works through
+    # a backlog of old states (at 500 Hz each) and judges the arm on where it is now; every sample it gets is checked
+    node.create_subscription(JointState, f"{NS}/joint_states", on_state, qos_profile_sensor_data)
     node.create_subscription(Float64MultiArray, f"{NS}/effort_controller/commands",
-                             lambda m: s.commands.append(np.array(m.data)), 1000)
-    node.create_subscription(ControllerState, f"{CTL}/status", s.status.append, 1000)
+                             lambda m: s.commands.append(np.array(m.data)), qos_profile_sensor_data)
+    node.create_subscription(ControllerState, f"{CTL}/status", s.status.append, 20)
     s.pose_pub = node.create_publisher(PoseStamped, f"{CTL}/pose_reference", 10)
     s.traj_pub = node.create_publisher(JointTrajectory, f"{CTL}/joint_trajectory", 10)
     s.stats_client = node.create_client(Trigger, f"{CTL}/statistics")
@@ -290,7 +293,7 @@ def _reach(s, target: np.ndarray, what: str, timeout: float = 15.0) -> None:
     print(f"{what}: within 1e-3 m / 1e-2 rad from {reached:.2f} s on (wall); 1 s later position error {pos:.2e} m, "
           f"orientation error {rot:.2e} rad; peak joint speed / limit {peak.max():.2f}")
     assert pos < 1e-3 and rot < 1e-2
-    assert s.status[-1].mode == "holding" and s.status[-1].mode_reason.startswith("pose reference"), \
+    assert s.status[-1].mode == "holding" and s.status[-1].mode_reason.startswith("pose reference:"), \
         s.status[-1].mode_reason
 
 
@@ -305,7 +308,7 @@ def test_pose_refused_under_a_joint_space_law(stack):
     assert st["poses_accepted"] == 0 and st["law"] == "computed_torque"
     _spin(s, 0.3)
     assert np.abs(_q(s) - q).max() < 1e-3  # the arm held where it was
-    assert not s.status[-1].mode_reason.startswith("pose reference")
+    assert not s.status[-1].mode_reason.startswith("pose reference:")
 
 
 @pytest.mark.ros
@@ -324,7 +327,7 @@ def test_hostile_poses_are_refused_and_the_arm_keeps_its_pose(stack):
     s = stack
     _settle(s)
     reason, q = s.status[-1].mode_reason, _q(s).copy()
-    assert reason.startswith("pose reference")
+    assert reason.startswith("pose reference:")
     accepted = _statistics(s)["poses_accepted"]
     nan = pose_msg(s.target)
     nan.pose.position.x = float("nan")
@@ -372,7 +375,7 @@ def test_task_space_pid_reaches_a_pose(stack):
 def test_pose_dropped_when_a_joint_nears_its_limit(stack):
     """A margin larger than the room the arm has: the next cycle holds the current joint position instead."""
     s = stack
-    assert s.status[-1].mode_reason.startswith("pose reference")
+    assert s.status[-1].mode_reason.startswith("pose reference:")
     q = _q(s).copy()
     room = float(np.minimum(q - LIM["lower"], LIM["upper"] - q).min())
     _set(s, "pose_limit_margin", room + 0.02)
@@ -420,17 +423,17 @@ def test_joint_trajectories_under_a_task_space_law_and_after_switching_back(stac
     target = tip_pose(_q(s))  # a pose held again (the previous test fell back to the joint position)
     target[:3, 3] += [0.0, 0.0, 0.05]
     _send_pose(s, pose_msg(target), "accepted")
-    _spin_until(s, lambda: s.status[-1].mode_reason.startswith("pose reference"), 5, "the pose held")
+    _spin_until(s, lambda: s.status[-1].mode_reason.startswith("pose reference:"), 5, "the pose held")
     _spin(s, 1.0)
     print(f"pose 0.05 m along z after 1 s: errors {pose_errors(target, _q(s))}")
     # a joint trajectory takes over from the pose, followed through the task-space law's joint-reference path
     _run_trajectory(s, Q0, "task_space_computed_torque")
-    assert not s.status[-1].mode_reason.startswith("pose reference")
+    assert not s.status[-1].mode_reason.startswith("pose reference:")
     # a pose again, then the law switched back live: the pose is dropped, the arm holds its joint position
     target = tip_pose(_q(s))
     target[:3, 3] += [0.0, 0.05, 0.0]
     _send_pose(s, pose_msg(target), "accepted")
-    _spin_until(s, lambda: s.status[-1].mode_reason.startswith("pose reference"), 5, "the pose held")
+    _spin_until(s, lambda: s.status[-1].mode_reason.startswith("pose reference:"), 5, "the pose held")
     _spin(s, 1.0)
     q = _q(s).copy()
     _set(s, "law", "computed_torque")
