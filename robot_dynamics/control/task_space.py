@@ -156,6 +156,11 @@ class TaskSpaceLaw(JointController):
         super().reset()
         self._start = None
 
+    def reset_posture(self) -> None:
+        """Without ``posture``: the posture of :meth:`compute_task` becomes the configuration of its next call (a new
+        task reference), the rest of the law's state (e.g. an integral) kept."""
+        self._start = None
+
     # ---------------------------------------------------------- kinematics
     def pose(self, q: np.ndarray) -> np.ndarray:
         return self.model.forward_kinematics(q, self.link)

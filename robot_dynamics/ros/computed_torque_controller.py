@@ -9,6 +9,8 @@ Python cannot be a ros2_control plugin, so this node talks to the topics of a
   executor dispatch, no message conversion (process CPU per 1 kHz cycle 470 -> ~240 µs, ``bench/bench_loop.py``);
 * subscribes ``~/joint_trajectory`` (``trajectory_msgs/JointTrajectory``, JTC semantics: a new
   trajectory replaces the current one; interpolation degree follows the filled fields);
+* subscribes ``~/pose_reference`` (``geometry_msgs/PoseStamped``) under a task-space law: the pose of ``task_link``
+  to hold (see *Pose reference* below);
 * publishes ``/<effort_controller>/commands`` (``std_msgs/Float64MultiArray``, configured joint order)
   and ``~/controller_state`` (``robot_dynamics_interfaces/ControllerState``);
 * serves ``~/statistics`` (``std_srvs/Trigger``): loop rate, period error p50/p99/max, missed cycles,
@@ -31,7 +33,21 @@ EventsExecutor).  ``realtime_priority`` (1-99; 0 = off) asks SCHED_FIFO for the 
 ``cpu_affinity`` pins it; whether it was granted is logged.
 
 Laws (parameter ``law``): ``computed_torque`` (001 eq. 9.22/9.24), ``position`` (9.29),
-``predictive`` (9.31), ``pd_gravity`` (9.12), ``pid`` (9.5/9.10).
+``predictive`` (9.31), ``pd_gravity`` (9.12), ``pid`` (9.5/9.10), and in the task space of ``task_link``
+``task_space_computed_torque`` (9.33–9.35, ``task_space`` is the same law; null-space term ``null_space`` on a
+redundant arm) and ``task_space_pid`` (9.17).  A joint trajectory under a task-space law is followed through the law's
+joint-reference path (X^d = DGM(q^d), ...); a pose reference holds X^d with zero twist and acceleration.
+
+Pose reference (``~/pose_reference``, task-space laws only): validated on arrival (finite; quaternion of non-zero
+norm, normalized; ``frame_id`` empty or the model's base link; a non-zero stamp within ``state_timeout`` of the
+clock), then in a worker thread the inverse kinematics from the current position (damped least squares, no random
+restart) must reach it with every joint at least ``pose_limit_margin`` inside its limits, else refused
+(``pose_unreachable``).  Adopted at a cycle boundary, it replaces the running trajectory (a goal is preempted) and
+is held (mode ``holding``, reason ``pose reference ...``; the published joint reference is the IK solution) until a
+trajectory or a new pose arrives.  While holding it, a joint closer than ``pose_limit_margin`` to a position limit
+or faster than its velocity limit makes the controller hold the current joint position instead (logged), with
+joint-space computed torque at the same ``omega``/``xi`` (``Context.hold_controller``: the task-space law may be the
+cause) until the next trajectory, pose or law.
 
 Safety, by construction:
 
@@ -70,6 +86,7 @@ from dataclasses import dataclass
 import numpy as np
 from control_msgs.action import FollowJointTrajectory
 from control_msgs.msg import JointTrajectoryControllerState
+from geometry_msgs.msg import PoseStamped
 from rcl_interfaces.msg import SetParametersResult
 from rclpy.clock import Clock, ClockType
 from rclpy.node import Node
@@ -86,8 +103,10 @@ from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 from robot_dynamics_interfaces.msg import ControllerState
 from robot_dynamics_interfaces.srv import SetDynamicParameters
 
-from ..control import CONTROLLERS, JointController, make_controller
+from ..control import CONTROLLERS, TASK_SPACE_CONTROLLERS, JointController, make_controller
+from ..control.task_space import NULL_SPACE_LAWS, TaskSpaceLaw
 from ..identification.update import updated_model
+from ..kinematics.geometric_model import rotation_vector
 from ..model.robot_model import RobotModel
 from ..trajectory.sampled import SampledTrajectory, check_path_limits
 from . import cdr, lockstep, validation
@@ -126,17 +145,40 @@ STATE_QUEUE = 10  # /joint_states kept between two cycles with state_input loop 
 CLOCK_OVERRIDE_NS = 10_000_000  # with state_input loop: the node clock follows /clock to within 10 ms
 
 PHASES = ("sampling", "law", "publish", "state_publish", "other")
+LAWS = tuple(CONTROLLERS) + tuple(c for c in TASK_SPACE_CONTROLLERS if c not in CONTROLLERS)
+TASK_SPACE_LAWS = ("task_space", *TASK_SPACE_CONTROLLERS)  # the laws that take a pose reference
+MAX_POSE_BYTES = 4096  # serialized PoseStamped (a longer frame_id is refused before deserializing)
+POSE_IK_TOLERANCE = 1e-9  # m and rad: the inverse kinematics of a pose reference must reach it this closely
 
 PARAMETERS = Schema(
     Param("law", "computed_torque", "control law: computed_torque (001 eq. 9.22/9.24), position (9.29), predictive "
-          "(9.31), pd_gravity (9.12), pid (9.5/9.10)", choices=tuple(CONTROLLERS), live=True),
+          "(9.31), pd_gravity (9.12), pid (9.5/9.10); in the task space of task_link (joint trajectories and "
+          "~/pose_reference): task_space_computed_torque (9.33-9.35; task_space: the same), task_space_pid (9.17)",
+          choices=LAWS, live=True),
     Param("omega", 20.0, "closed-loop bandwidth, Kp = omega^2, Kd = 2 xi omega (001 eq. 9.26), unless kp/kd are given",
           lo=0.0, hi=1e4, open_lo=True, live=True, unit="rad/s"),
     Param("xi", 1.0, "damping ratio of the closed loop (001 eq. 9.26)", lo=0.0, hi=100.0, live=True),
-    Param("kp", [], "per-joint proportional gains (model order); with kd, instead of omega/xi (not for pid)",
-          kind="double_array", lo=0.0, open_lo=True, live=True, unit="1/s^2"),
-    Param("kd", [], "per-joint derivative gains (model order); with kp", kind="double_array", lo=0.0, open_lo=True,
-          live=True, unit="1/s"),
+    Param("kp", [], "per-joint proportional gains (model order); with kd, instead of omega/xi (not for pid); "
+          "task-space laws: 6 values, one per task coordinate [vx, vy, vz, wx, wy, wz]", kind="double_array", lo=0.0,
+          open_lo=True, live=True, unit="1/s^2; task_space_pid: N/m, N m/rad"),
+    Param("kd", [], "per-joint derivative gains (model order); with kp; task-space laws: 6 values as kp",
+          kind="double_array", lo=0.0, open_lo=True, live=True, unit="1/s; task_space_pid: N s/m, N m s/rad"),
+    Param("ki", [], "integral gains of task_space_pid per task coordinate [vx, vy, vz, wx, wy, wz] (6 values, with "
+          "kp and kd); empty: from omega (9.10); other laws: not used", kind="double_array", lo=0.0, live=True,
+          unit="N/(m s), N m/(rad s)"),
+    Param("task_link", "", "link whose pose the task-space laws control (a link of the model); empty: the model's "
+          "tip (the description's tip_link, or the end of the chain)", live=True),
+    Param("null_space", "posture", "null-space term of the task-space laws on a redundant arm (more than 6 joints; "
+          "none on a 6-joint arm): posture (damped posture law) | joint_limits (damped gradient of the joint-limit "
+          "criterion, 002 eqs 6.34-6.35) | none", choices=(*NULL_SPACE_LAWS, "none"), live=True),
+    Param("null_space_kp", [], "null-space stiffness K_pn of the task-space laws: one value (every joint) or one per "
+          "joint (model order); empty: the law's default (task_space_computed_torque: min Kp; task_space_pid: "
+          "omega^2)", kind="double_array", lo=0.0, live=True, unit="1/s^2"),
+    Param("null_space_kd", [], "null-space damping K_dn: one value or one per joint; empty: the law's default "
+          "(2 sqrt(K_pn); task_space_pid: 2 xi omega)", kind="double_array", lo=0.0, live=True, unit="1/s"),
+    Param("pose_limit_margin", 0.05, "~/pose_reference: refused unless the arm and the pose's inverse kinematics keep "
+          "every joint this far inside its position limits; while a pose is held, a joint this close to a limit makes "
+          "the controller hold the current joint position", lo=0.0, hi=10.0, live=True, unit="rad, m"),
     Param("effort_limits", [], "per-joint saturation of the commands (model order); empty: the URDF effort limits",
           kind="double_array", lo=0.0, open_lo=True, live=True, unit="N m, N"),
     Param("coulomb_velocity_band", -1.0, "velocity band of the Coulomb compensation Fc sat(v/band) (001 eq. 7.26); "
@@ -189,7 +231,7 @@ PARAMETERS = Schema(
 )
 # parameters whose change builds a new control context (adopted at a cycle boundary, the trajectory kept)
 CONTEXT_PARAMETERS = frozenset({"law", "omega", "xi", "kp", "kd", "effort_limits", "coulomb_velocity_band",
-                                "coulomb_velocity"})
+                                "coulomb_velocity", "ki", "task_link", "null_space", "null_space_kp", "null_space_kd"})
 GAINS = ("p", "d", "i", "ff_velocity_scale")
 
 
@@ -197,7 +239,8 @@ def joint_parameters(joint: str) -> list[Param]:
     """The per-joint parameters in JTC's names, declared when the model names the joints (``gains.*`` build a new
     control context when they change; ``constraints.*`` are read when a goal starts)."""
     return [
-        Param(f"gains.{joint}.p", 0.0, "proportional gain of this joint (Kp); 0: from kp or omega", lo=0.0, hi=1e9,
+        Param(f"gains.{joint}.p", 0.0, "proportional gain of this joint (Kp); 0: from kp or omega (joint-space "
+              "laws)", lo=0.0, hi=1e9,
               live=True, unit="1/s^2 (computed torque), N m/rad (pd_gravity, pid)"),
         Param(f"gains.{joint}.d", 0.0, "derivative gain (Kd); 0: from kd or omega/xi", lo=0.0, hi=1e9, live=True,
               unit="1/s, N m s/rad"),
@@ -366,6 +409,74 @@ def _with_joint_gains(controller: JointController, law: str, model: RobotModel, 
     return _with_gains(law, model, kp, kd, effort, **friction)
 
 
+def _null_space_gain(values: list[float], n: int, what: str) -> float | np.ndarray | None:
+    """A null-space gain parameter: empty -> None (the law's default), one value -> scalar, n values -> (n,)."""
+    if not values:
+        return None
+    if len(values) not in (1, n):
+        raise ValueError(f"{what} needs 1 or {n} values (model order), got {len(values)}")
+    return float(values[0]) if len(values) == 1 else np.array(values, float)
+
+
+def _task_space_controller(law: str, model: RobotModel, v: dict, effort: np.ndarray | None,
+                           friction: dict) -> TaskSpaceLaw:
+    """A task-space law of the parameter values ``v``: gains from omega/xi, or ``kp``/``kd`` (and ``ki`` for
+    task_space_pid) per task coordinate; ``task_link``, ``null_space`` and its gains.  ``ValueError`` names what does
+    not fit."""
+    from ..control import TaskSpaceComputedTorque, TaskSpacePID
+
+    null = v["null_space"]
+    opts = {"link": v["task_link"] or None, "null_space": None if null == "none" else null,
+            "null_space_kp": _null_space_gain(v["null_space_kp"], model.dof, "null_space_kp"),
+            "null_space_kd": _null_space_gain(v["null_space_kd"], model.dof, "null_space_kd")}
+    kp, kd, ki = v["kp"], v["kd"], v["ki"]
+    pid = law == "task_space_pid"
+    if kp or kd or (pid and ki):
+        if len(kp) != 6 or len(kd) != 6 or (pid and len(ki) != 6):
+            gains = "kp, kd and ki" if pid else "kp and kd"
+            raise ValueError(f"with law {law}, {gains} are task-space gains, 6 values each [vx, vy, vz, wx, wy, wz]; "
+                             f"got {len(kp)}, {len(kd)}" + (f" and {len(ki)}" if pid else ""))
+        if pid:
+            return TaskSpacePID(model, kp, kd, ki, effort_limit=effort, **opts, **friction)
+        return TaskSpaceComputedTorque(model, kp, kd, effort_limit=effort, **opts, **friction)
+    return make_controller(law, model, omega=v["omega"], xi=v["xi"], effort_limit=effort, **opts, **friction)
+
+
+def pose_guard(q: np.ndarray, qd: np.ndarray, lower: np.ndarray, upper: np.ndarray, velocity: np.ndarray,
+               margin: float, names: list[str]) -> str | None:
+    """Why a pose cannot be held at (q, q̇): a joint closer than ``margin`` to a position limit, or faster than its
+    velocity limit (the first found, as a sentence); None when neither."""
+    below, above = q - lower, upper - q
+    room = np.minimum(below, above)
+    if np.any(room < margin):
+        j = int(np.argmin(room))
+        side = "lower" if below[j] <= above[j] else "upper"
+        return f"{names[j]} at {q[j]:.4f}, {room[j]:.4f} from its {side} limit (pose_limit_margin {margin:g})"
+    velocity = np.where(velocity > 0, velocity, np.inf)  # a limit of 0 (unset in a URDF): none
+    fast = np.abs(qd) > velocity
+    if np.any(fast):
+        j = int(np.argmax(np.abs(qd) / velocity))
+        return f"{names[j]} moving at {qd[j]:.3f}, beyond its velocity limit {velocity[j]:.3f}"
+    return None
+
+
+def pose_text(pose: np.ndarray, link: str, base: str) -> str:
+    """A pose for logs and the mode's reason: position (m) and rotation vector (rad) in ``base``."""
+    p = ", ".join(f"{x:.4f}" for x in pose[:3, 3])
+    r = ", ".join(f"{x:.4f}" for x in rotation_vector(pose[:3, :3]))
+    return f"{link} at [{p}] m, rotation vector [{r}] rad in {base}"
+
+
+@dataclass(frozen=True)
+class PoseHold:
+    """A pose reference checked by the inverse kinematics: held by a task-space law until replaced."""
+
+    pose: np.ndarray   # (4, 4) of ``link`` in the base link
+    q_ref: np.ndarray  # the inverse kinematics' solution (the published joint reference)
+    link: str
+    text: str
+
+
 @dataclass(frozen=True)
 class Context:
     """Everything the control cycle needs about the robot; replaced as a whole (never mutated)."""
@@ -380,6 +491,9 @@ class Context:
     velocity: np.ndarray
     effort: np.ndarray
     law: str = "computed_torque"
+    task_link: str | None = None  # the link of a task-space law (None: a joint-space law)
+    # a task-space law's stand-in after a dropped pose: joint-space computed torque with the same omega/xi
+    hold_controller: JointController | None = None
 
 
 class ComputedTorqueControllerNode(Node):
@@ -409,6 +523,7 @@ class ComputedTorqueControllerNode(Node):
         self.scheduling = "default"  # what the loop got (reported by ~/statistics)
         self.max_points = v["max_trajectory_points"]
         self.start_tolerance = v["start_tolerance"]
+        self.pose_margin = v["pose_limit_margin"]
         # a leap of the control time larger than this is a time jump (sim restart, clock change)
         self.max_time_step = max(1.0, 2.0 * self.timeout)
         self._pending_params: str | None = None  # a context rebuilt for new parameters: adopted keeping the trajectory
@@ -422,6 +537,10 @@ class ComputedTorqueControllerNode(Node):
         self.goal: GoalRun | None = None  # the action goal the running trajectory belongs to
         self.trajectory_t0 = 0.0
         self.trajectories_accepted = 0
+        self.pose: PoseHold | None = None  # the pose reference held (task-space laws), when no trajectory runs
+        self._pending_pose: PoseHold | None = None
+        self.poses_accepted = 0
+        self.safe_hold = False  # a dropped pose: held by the context's hold_controller until the next reference
         self.hold: np.ndarray | None = None
         self.q: np.ndarray | None = None
         self.qd: np.ndarray | None = None
@@ -449,6 +568,7 @@ class ComputedTorqueControllerNode(Node):
         self._ctx_ready = threading.Event()
         self.trajectory_worker = LatestWorker(self.check_trajectory, "trajectory_check")
         self.model_worker = LatestWorker(self._build_model, "model_build")
+        self.pose_worker = LatestWorker(self.check_pose, "pose_check")  # the inverse kinematics of a pose reference
         topic = f"{v['effort_controller']}/commands"  # relative: a namespace moves the whole robot
         self.cmd_pub = self.create_publisher(Float64MultiArray, topic, 10)
         # lockstep: one state per cycle, deep enough that a recorder never loses one
@@ -473,6 +593,7 @@ class ComputedTorqueControllerNode(Node):
             self.create_subscription(JointState, "joint_states", self.on_joint_states, state_qos)
         # raw: the executor thread only sees bytes; the worker deserializes and checks
         self.create_subscription(JointTrajectory, "~/joint_trajectory", self.on_trajectory, 10, raw=True)
+        self.create_subscription(PoseStamped, "~/pose_reference", self.on_pose_reference, 10, raw=True)
         self.create_service(Trigger, "~/statistics", self.on_statistics)
         self.action = FollowJointTrajectoryServer(self, v["action_monitor_rate"])
         self.side_nodes = (self.action.node,)  # spun by runtime.run_node (multithreaded: execute callbacks wait)
@@ -672,14 +793,26 @@ class ComputedTorqueControllerNode(Node):
         band = v["coulomb_velocity_band"]
         friction = {"coulomb_velocity_band": None if band < 0 else band, "coulomb_velocity": v["coulomb_velocity"] or None}
         law, kp, kd = v["law"], v["kp"], v["kd"]
-        if kp or kd:
+        link = v["task_link"]
+        if link and link not in model.frames:
+            raise ValueError(f"task_link {link!r} is not a link of the model (links: {', '.join(model.frames)})")
+        task_link = None
+        if law in TASK_SPACE_LAWS:
+            controller = _task_space_controller(law, model, v, effort, friction)
+            task_link = controller.link
+        elif kp or kd:
             if len(kp) != model.dof or len(kd) != model.dof or law == "pid":
                 raise ValueError(f"kp and kd need {model.dof} values each (model order; not for law pid), got "
                                  f"{len(kp)} and {len(kd)}")
             controller = _with_gains(law, model, np.array(kp), np.array(kd), effort, **friction)
         else:
             controller = make_controller(law, model, omega=v["omega"], xi=v["xi"], effort_limit=effort, **friction)
-        controller = _with_joint_gains(controller, law, model, v, effort, friction)
+        hold_controller = None
+        if task_link is None:
+            controller = _with_joint_gains(controller, law, model, v, effort, friction)
+        else:
+            hold_controller = make_controller("computed_torque", model, omega=v["omega"], xi=v["xi"],
+                                              effort_limit=controller.effort_limit, **friction)
         lim = model.limits
         return Context(
             model=model, controller=controller, joints=joints,
@@ -687,6 +820,7 @@ class ComputedTorqueControllerNode(Node):
             index=validation.NameIndex(model.joint_names),
             lower=np.asarray(lim["lower"], float), upper=np.asarray(lim["upper"], float),
             velocity=np.asarray(lim["velocity"], float), effort=controller.effort_limit.copy(), law=law,
+            task_link=task_link, hold_controller=hold_controller,
         )
 
     def _apply_parameters(self, changes: dict) -> None:
@@ -718,10 +852,11 @@ class ComputedTorqueControllerNode(Node):
             self.stale_behavior = values["stale_behavior"]
             self.max_points = values["max_trajectory_points"]
             self.start_tolerance = values["start_tolerance"]
+            self.pose_margin = values["pose_limit_margin"]
         self.get_logger().info(f"parameters set: {changes}" + (" (applied at the next cycle)" if rebuild else ""))
 
     def _take_pending(self, now: float | None) -> None:
-        """At a cycle boundary: adopt a new model or an accepted trajectory (executor thread only)."""
+        """At a cycle boundary: adopt a new model, an accepted trajectory or pose reference (executor thread only)."""
         ctx = self._pending_ctx
         if ctx is not None:
             self._pending_ctx = None
@@ -729,6 +864,8 @@ class ComputedTorqueControllerNode(Node):
             self.ctx = ctx
             self.law = self.state_msg.law = ctx.law
             changed, self._pending_params = self._pending_params, None
+            if old is None or old.law != ctx.law:
+                self.safe_hold = False  # another law holds from now on (the user's choice); new gains: the stand-in
             if changed is not None and old is not None and old.model.joint_names == ctx.model.joint_names:
                 # new parameters or dynamic parameters (identified), same arm: the trajectory goes on
                 ctx.controller.reset()
@@ -738,11 +875,15 @@ class ComputedTorqueControllerNode(Node):
                     self._publish_state(None)
                 if ctx.joints != old.joints:
                     self._allocate_messages(ctx)
+                if self.pose is not None and ctx.task_link != self.pose.link:  # a joint law or another link
+                    self._hold_here(f"law {ctx.law}" + (f", task_link {ctx.task_link}" if ctx.task_link else "") +
+                                    ": pose reference dropped, holding the current joint position")
                 if self.mode == TRACKING:
                     self._publish_state(None)
-                return self._take_pending_trajectory(now)
+                return self._take_pending_inputs(now)
             self._allocate_messages(ctx)
             self.trajectory = None
+            self.pose = None
             self._end_goal(ABORTED, INVALID_GOAL, "a new robot model: trajectory dropped")
             if old is None or old.model.joint_names != ctx.model.joint_names:
                 self.q = self.qd = self.hold = None
@@ -752,7 +893,34 @@ class ComputedTorqueControllerNode(Node):
                 self.hold = self.q
                 ctx.controller.reset()
                 self._transition(HOLDING, "new robot model: holding the current position")
+        self._take_pending_inputs(now)
+
+    def _take_pending_inputs(self, now: float | None) -> None:
+        """A checked trajectory, then a checked pose reference (queued after it: a later trajectory clears it)."""
         self._take_pending_trajectory(now)
+        self._take_pending_pose(now)
+
+    def _take_pending_pose(self, now: float | None) -> None:
+        """Adopt a pose reference checked by :meth:`check_pose`: it replaces the running trajectory (a goal is
+        preempted) and is held by the task-space law."""
+        pose, ctx = self._pending_pose, self.ctx
+        if pose is None or ctx is None or now is None or self.q is None:
+            return
+        self._pending_pose = None
+        if ctx.task_link != pose.link:  # the law or its link changed since the check
+            self.refusals.refuse("pose_joint_space_law" if ctx.task_link is None else "pose_link_changed",
+                                 f"pose reference of {pose.link} dropped: law {ctx.law}" +
+                                 (f" controls {ctx.task_link}" if ctx.task_link else ""))
+            return
+        if self.goal is not None:
+            self._end_goal(ABORTED, SUCCESSFUL, "preempted by a pose reference")
+        self.trajectory = None
+        self.pose = pose
+        self.safe_hold = False
+        self.hold = pose.q_ref
+        if isinstance(ctx.controller, TaskSpaceLaw):
+            ctx.controller.reset_posture()
+        self._transition(HOLDING, f"pose reference: {pose.text}, held by {ctx.law}")
 
     def _take_pending_trajectory(self, now: float | None) -> None:
         pending = self._pending_traj
@@ -773,6 +941,8 @@ class ComputedTorqueControllerNode(Node):
                 return
             self.goal = run
             self.trajectory, self.trajectory_t0 = traj, t0
+            self.pose = None  # a joint trajectory takes over from a pose reference
+            self.safe_hold = False
             start = "now" if t0 <= now else f"in {t0 - now:.3f} s"
             self._transition(TRACKING, f"trajectory of {points} points, {traj.duration:.3f} s (degree {traj.degree}), "
                                        f"starts {start}")
@@ -900,6 +1070,71 @@ class ComputedTorqueControllerNode(Node):
         traj, stamp = self._checked_trajectory(msg, ctx)
         self._queue_trajectory((traj, stamp, len(msg.points), None))
 
+    @guarded()
+    def on_pose_reference(self, raw: bytes) -> None:
+        """Executor thread: a pose reference validated (message, frame, stamp, law), then handed to the worker that
+        solves its inverse kinematics (:meth:`check_pose`)."""
+        if len(raw) > MAX_POSE_BYTES:
+            raise Refused("too_large", f"pose reference message of {len(raw)} bytes")
+        ctx = self._pending_ctx or self.ctx
+        if ctx is None:
+            raise Refused("pose_no_model", "pose reference before the robot model")
+        try:
+            msg = deserialize_message(raw, PoseStamped)
+        except Exception as exc:  # noqa: BLE001
+            raise Refused("malformed", f"pose reference cannot be deserialized: {exc}") from None
+        pose, stamp = validation.pose_stamped(msg, ctx.model.base_link)
+        if ctx.task_link is None:
+            raise Refused("pose_joint_space_law", f"pose reference under the joint-space law {ctx.law}: set law to one "
+                                                  f"of {', '.join(TASK_SPACE_LAWS)} first")
+        if stamp != 0.0:
+            age = self.control_time() - stamp
+            if age > self.timeout:
+                raise Refused("pose_stale_stamp", f"pose reference stamped {age:.3f} s in the past (state_timeout "
+                                                  f"{self.timeout} s)")
+            if age < -self.timeout:
+                raise Refused("pose_future_stamp", f"pose reference stamped {-age:.3f} s in the future (state_timeout "
+                                                   f"{self.timeout} s)")
+        self.pose_worker.put((pose, self.trajectories_accepted))
+
+    @guarded()
+    def check_pose(self, item: tuple[np.ndarray, int]) -> None:
+        """Worker: the pose's inverse kinematics from the current position (002 eqs 6.16-6.17, no random restart);
+        queued for the next cycle when it converges with every joint ``pose_limit_margin`` inside its limits."""
+        pose, trajectories = item
+        ctx = self._pending_ctx or self.ctx
+        if ctx is None or ctx.task_link is None:
+            raise Refused("pose_joint_space_law", "pose reference: the law is no longer a task-space law")
+        q = self.q
+        if q is None:
+            raise Refused("pose_no_state", f"pose reference before a valid joint state (mode {self.mode})")
+        q = q.copy()
+        names, margin, link = ctx.model.joint_names, self.pose_margin, ctx.task_link
+        text = pose_text(pose, link, ctx.model.base_link)
+        zero, unlimited = np.zeros(ctx.model.dof), np.full(ctx.model.dof, np.inf)
+        why = pose_guard(q, zero, ctx.lower, ctx.upper, unlimited, margin, names)
+        if why is not None:
+            raise Refused("pose_near_limits", f"pose reference ({text}) refused: the arm is too near a limit to hold "
+                                              f"a pose ({why}); move it away with a joint trajectory first")
+        t0 = time.monotonic()
+        try:
+            # the facade's numeric IGM (damped least squares, iterates clamped to the limits), no random restart
+            q_ref = ctx.model.inverse_kinematics(pose, q, link, restarts=0, tolerance=POSE_IK_TOLERANCE)
+        except ValueError as exc:
+            raise Refused("pose_unreachable", f"pose reference ({text}) not reachable from the current position "
+                                              f"within the joint limits: {exc}") from None
+        why = pose_guard(q_ref, zero, ctx.lower, ctx.upper, unlimited, margin, names)
+        if why is not None:
+            raise Refused("pose_unreachable", f"pose reference ({text}) needs {why}")
+        with self._lock:
+            if self.trajectories_accepted != trajectories:
+                self.get_logger().info(f"pose reference ({text}) superseded by a trajectory that came meanwhile")
+                return
+            self.get_logger().info(f"pose reference accepted: {text}; inverse kinematics in "
+                                   f"{(time.monotonic() - t0) * 1e3:.1f} ms, q = {np.round(q_ref, 4).tolist()}")
+            self._pending_pose = PoseHold(pose=pose, q_ref=q_ref, link=link, text=text)
+            self.poses_accepted += 1
+
     def _checked_trajectory(self, msg: JointTrajectory, ctx: Context) -> tuple[SampledTrajectory, float | None]:
         """The trajectory of ``msg`` with its start time (None: now) once its whole interpolated path is within
         the limits (``Refused`` with the cause otherwise); worker or action thread."""
@@ -931,6 +1166,7 @@ class ComputedTorqueControllerNode(Node):
         with self._lock:
             old = self._pending_traj
             self._pending_traj = entry
+            self._pending_pose = None  # a pose reference not adopted yet is superseded
             self.trajectories_accepted += 1  # checked and queued: the next cycle adopts it
         if old is not None and old[3] is not None:
             old[3].finish(ABORTED, SUCCESSFUL, "preempted by a newer " +
@@ -1056,6 +1292,7 @@ class ComputedTorqueControllerNode(Node):
             summary.pop("missed_cycles", None)
             summary.pop("missed_pct", None)
         summary.update(mode=self.mode, mode_reason=self.mode_reason, refused=dict(self.refusals.counts),
+                       law=self.law, poses_accepted=self.poses_accepted,
                        nominal_rate_hz=self.rate, loop=self.loop if self.trigger == "timer" else "state",
                        executor=self.executor_kind, state_input="loop" if self.loop_input else "executor",
                        scheduling=self.scheduling, executor_scheduling=self.executor_scheduling)
@@ -1102,6 +1339,7 @@ class ComputedTorqueControllerNode(Node):
             "cycle_us": s.get("cycle_us", 0.0), "process_cpu_per_cycle_us": cpu_per_cycle,
             "saturated_joints": saturated, "saturated_count": len(saturated),
             "inputs_refused": self.refusals.total(), "trajectories_accepted": self.trajectories_accepted,
+            "poses_accepted": self.poses_accepted,
             "loop": self.loop if self.trigger == "timer" else "state", "executor": self.executor_kind,
             "scheduling": self.scheduling,
         })
@@ -1137,9 +1375,11 @@ class ComputedTorqueControllerNode(Node):
         return self.now()
 
     def _hold_here(self, reason: str) -> None:
-        """Drop the running trajectory and hold the measured position (law state reset).  A trajectory
-        checked but not yet adopted stays queued: its start is judged on the new time base."""
+        """Drop the running trajectory (or pose reference) and hold the measured position (law state reset).  A
+        trajectory checked but not yet adopted stays queued: its start is judged on the new time base."""
         self.trajectory = None
+        self.pose = None
+        self.safe_hold = False
         self._end_goal(ABORTED, INVALID_GOAL, f"trajectory dropped: {reason}")
         if self.q is not None:
             self.hold = self.q.copy()
@@ -1156,7 +1396,7 @@ class ComputedTorqueControllerNode(Node):
             if self.loop_input:
                 self._take_inputs()
             now = self.control_time()
-            if self._pending_ctx is not None or self._pending_traj is not None:
+            if self._pending_ctx is not None or self._pending_traj is not None or self._pending_pose is not None:
                 self._take_pending(now)
             ctx = self.ctx
             if ctx is None or self.q is None or self._is_stale():
@@ -1193,6 +1433,17 @@ class ComputedTorqueControllerNode(Node):
                     if goal is not None:
                         goal.end_time = self.trajectory_t0 + traj.duration
                     self._transition(HOLDING, "trajectory finished: holding its last point")
+            elif self.pose is not None:
+                why = pose_guard(self.q, self.qd, ctx.lower, ctx.upper, ctx.velocity, self.pose_margin,
+                                 ctx.model.joint_names)
+                if why is not None:
+                    self.get_logger().warning(f"pose reference dropped: {why}")
+                    # held by joint-space computed torque: the task-space law may be the cause (gains beyond what
+                    # the loop's latency tolerates make task_space_pid vibrate), it must not hold the arm then
+                    self._hold_here(f"pose reference dropped ({why}): holding the current joint position with "
+                                    "computed_torque")
+                    self.safe_hold = ctx.hold_controller is not None
+                q_ref, qd_ref, qdd_ref = self.hold, self._zero, self._zero
             else:
                 q_ref, qd_ref, qdd_ref = self.hold, self._zero, self._zero
                 if self.mode != HOLDING:
@@ -1202,7 +1453,7 @@ class ComputedTorqueControllerNode(Node):
                 if outcome is not None:
                     self._end_goal(*outcome)
             t2 = clock()
-            tau = self._law(ctx, now, q_ref, qd_ref, qdd_ref)
+            tau = self._law(ctx, now, q_ref, qd_ref, qdd_ref, None if self.trajectory is not None else self.pose)
             t3 = clock()
             if tau is None:  # the law failed: gravity hold (saturated), if finite
                 tau = self._holding_torque()
@@ -1227,12 +1478,15 @@ class ComputedTorqueControllerNode(Node):
             self.stats.tick(start, t2 - t1, t3 - t2, t4 - t3, t5 - t4, t1 - t0)
 
     def _law(self, ctx: Context, now: float, q_ref: np.ndarray, qd_ref: np.ndarray,
-             qdd_ref: np.ndarray) -> np.ndarray | None:
+             qdd_ref: np.ndarray, pose: PoseHold | None = None) -> np.ndarray | None:
         """The law's torque, saturated; None if it failed (refusal counted).  The state and reference were
         validated on arrival (:mod:`.validation`, :func:`check_path_limits`), so a law with the base class's
-        ``compute`` is called past its input checks (the output check and saturation stay)."""
-        c = ctx.controller
+        ``compute`` is called past its input checks (the output check and saturation stay).  With a ``pose``
+        reference, the task-space law's ``compute_task`` (zero twist and acceleration)."""
+        c = ctx.hold_controller if self.safe_hold and ctx.hold_controller is not None else ctx.controller
         try:
+            if pose is not None:
+                return c.compute_task(now, self.q, self.qd, pose.pose)
             if type(c).compute is not JointController.compute:
                 return c.compute(now, self.q, self.qd, q_ref, qd_ref, qdd_ref)
             return c.compute_validated(now, self.q, self.qd, q_ref, qd_ref, qdd_ref)
@@ -1370,6 +1624,7 @@ class ComputedTorqueControllerNode(Node):
         self.action.close("the controller is shutting down: holding the last position")
         self.trajectory_worker.stop()
         self.model_worker.stop()
+        self.pose_worker.stop()
         if self.ctx is not None and self.q is not None:
             self._publish(self._holding_torque(), hold=True)
             self.get_logger().info("sent the holding command")

@@ -150,3 +150,38 @@ def trajectory(msg: Any, joints: Sequence[str], max_points: int) -> dict[str, An
         raise Refused("bad_stamp", f"trajectory stamp nanosec {stamp.nanosec} >= 1e9")
     return {"times": times, "positions": pos, "velocities": vel, "accelerations": acc, "effort": eff,
             "stamp": stamp_seconds(stamp)}
+
+
+def quaternion_matrix(x: float, y: float, z: float, w: float) -> np.ndarray:
+    """Rotation matrix of the unit quaternion (x, y, z, w) (ROS order: vector part first)."""
+    return np.array([
+        [1.0 - 2.0 * (y * y + z * z), 2.0 * (x * y - z * w), 2.0 * (x * z + y * w)],
+        [2.0 * (x * y + z * w), 1.0 - 2.0 * (x * x + z * z), 2.0 * (y * z - x * w)],
+        [2.0 * (x * z - y * w), 2.0 * (y * z + x * w), 1.0 - 2.0 * (x * x + y * y)],
+    ])
+
+
+def pose_stamped(msg: Any, base_link: str) -> tuple[np.ndarray, float]:
+    """``geometry_msgs/PoseStamped`` -> (4x4 pose in ``base_link``, stamp in s; 0 = unstamped).
+
+    Refuses: a ``frame_id`` other than ``base_link`` or empty, NaN/inf, a quaternion of norm < 1e-6 (a non-unit one
+    is normalized), a stamp with nanosec >= 1e9."""
+    frame = msg.header.frame_id
+    if frame not in ("", base_link):
+        raise Refused("pose_wrong_frame", f"pose reference in frame {frame[:100]!r}: only {base_link!r} (or an empty "
+                                          f"frame_id, meaning it) is accepted")
+    p, o = msg.pose.position, msg.pose.orientation
+    v = np.array([p.x, p.y, p.z, o.x, o.y, o.z, o.w], dtype=float)
+    if not np.isfinite(v).all():
+        raise Refused("pose_non_finite", "pose reference with NaN or inf")
+    scale = float(np.abs(v[3:]).max())  # the norm without overflow for huge components
+    norm = scale * float(np.linalg.norm(v[3:] / scale)) if scale > 0.0 else 0.0
+    if norm < 1e-6:
+        raise Refused("pose_bad_quaternion", f"pose reference orientation quaternion of norm {norm:.3g}: not a rotation")
+    stamp = msg.header.stamp
+    if stamp.nanosec >= 1_000_000_000:
+        raise Refused("pose_bad_stamp", f"pose reference stamp nanosec {stamp.nanosec} >= 1e9")
+    pose = np.eye(4)
+    pose[:3, :3] = quaternion_matrix(*(v[3:] / norm))
+    pose[:3, 3] = v[:3]
+    return pose, stamp_seconds(stamp)
