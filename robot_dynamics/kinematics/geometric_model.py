@@ -1,4 +1,5 @@
-"""Geometric and kinematic models: DGM, kinematic Jacobian (the numeric IGM: :mod:`.redundancy`).
+"""Geometric and kinematic models: DGM, kinematic Jacobian, numeric IGM by damped least squares (redundant arms:
+:mod:`.redundancy`).
 
 * DGM (002 eq. [3.7]): ^0T_j = ^0T_{a(j)} ^{a(j)}T_j, here expressed in ``base_link``.
 * Kinematic Jacobian of the origin of a link (002 §5.3, "kinematic Jacobian
@@ -107,4 +108,69 @@ def _check_target(target: Any, position_only: bool) -> np.ndarray:
     return t
 
 
-__all__ = ["frame_poses", "jacobian", "jacobian_from_frames", "link_poses", "rotation_vector"]
+def inverse_kinematics(
+    model: RobotModel,
+    target: Any,
+    q0: Any = None,
+    link: str | None = None,
+    *,
+    position_only: bool = False,
+    tolerance: float = 1e-10,
+    max_iterations: int = 300,
+    damping: float = 1e-3,
+    max_step: float = 0.5,
+    restarts: int = 5,
+    seed: int = 0,
+) -> np.ndarray:
+    """Joint values (URDF coordinates) placing ``link`` (default the tip) at ``target`` by damped least squares
+    (002 eq. [6.16]-[6.17], iterated as in §6.6), iterates clamped to the joint limits.
+
+    ``target``: 4x4 pose in ``base_link`` (or a 3-vector position with ``position_only``).  From ``q0``
+    (default mid-range), then ``restarts`` random starts inside the limits.  Raises ValueError when no iterate
+    reaches ``tolerance`` (m and rad).  Redundant arms (a secondary criterion, joint weights, task priority):
+    :func:`robot_dynamics.kinematics.redundancy.inverse_kinematics` (``model.inverse_kinematics``), which calls
+    this one without them.
+    """
+    j, t_link = _link(model, link)
+    target = _check_target(target, position_only)
+    lim = model.limits
+    lower, upper = lim["lower"], lim["upper"]
+    if q0 is None:
+        q0 = np.where(np.isfinite(lower) & np.isfinite(upper), 0.5 * (lower + upper), np.clip(0.0, lower, upper))
+    q0 = model.check_joint_vector(q0, "q0")
+    if q0.ndim != 1:
+        raise ValueError("q0 must be a single joint vector of shape (n,)")
+    rng = np.random.default_rng(seed)
+    lo = np.where(np.isfinite(lower), lower, -np.pi)
+    hi = np.where(np.isfinite(upper), upper, np.pi)
+    rows = slice(0, 3) if position_only else slice(0, 6)
+    best = (np.inf, q0)
+    for attempt in range(restarts + 1):
+        q = np.clip(q0 if attempt == 0 else rng.uniform(lo, hi), lower, upper)
+        for _ in range(max_iterations):
+            pose = frame_poses(model, q)[j] @ t_link
+            err = np.zeros(6)
+            if position_only:
+                err[:3] = target - pose[:3, 3]
+            else:
+                err[:3] = target[:3, 3] - pose[:3, 3]
+                err[3:] = rotation_vector(target[:3, :3] @ pose[:3, :3].T)
+            e = err[rows]
+            size = float(np.abs(e).max())
+            if size < best[0]:
+                best = (size, q.copy())
+            if size <= tolerance:
+                return q
+            jac = jacobian(model, q, link)[rows]
+            dq = jac.T @ np.linalg.solve(jac @ jac.T + damping**2 * np.eye(jac.shape[0]), e)
+            step = np.abs(dq).max()
+            if step > max_step:
+                dq *= max_step / step
+            q = np.clip(q + dq, lower, upper)
+    raise ValueError(
+        f"inverse kinematics did not converge for link {link or model.tip_link!r}: best residual "
+        f"{best[0]:.3g} > tolerance {tolerance:g} after {restarts + 1} starts (target unreachable or outside limits?)"
+    )
+
+
+__all__ = ["frame_poses", "inverse_kinematics", "jacobian", "jacobian_from_frames", "link_poses", "rotation_vector"]

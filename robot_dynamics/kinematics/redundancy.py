@@ -29,7 +29,16 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ..model.mdh import PRISMATIC
-from .geometric_model import _check_target, _link, _path, frame_poses, jacobian, jacobian_from_frames, rotation_vector
+from .geometric_model import (
+    _check_target,
+    _link,
+    _path,
+    frame_poses,
+    jacobian,
+    jacobian_from_frames,
+    rotation_vector,
+)
+from .geometric_model import inverse_kinematics as dls_inverse_kinematics
 
 if TYPE_CHECKING:
     from ..model.robot_model import RobotModel
@@ -705,51 +714,9 @@ def inverse_kinematics(
         )
     if secondary is not None or weights is not None or options:
         raise ValueError(f"method 'dls' takes no secondary, weights or {sorted(options)}")
-    if damping is None:
-        damping = 1e-3
-    if restarts is None:
-        restarts = 5
-    j, t_link = _link(model, link)
-    target = _check_target(target, position_only)
-    lim = model.limits
-    lower, upper = lim["lower"], lim["upper"]
-    if q0 is None:
-        q0 = np.where(np.isfinite(lower) & np.isfinite(upper), 0.5 * (lower + upper), np.clip(0.0, lower, upper))
-    q0 = model.check_joint_vector(q0, "q0")
-    if q0.ndim != 1:
-        raise ValueError("q0 must be a single joint vector of shape (n,)")
-    rng = np.random.default_rng(seed)
-    lo = np.where(np.isfinite(lower), lower, -np.pi)
-    hi = np.where(np.isfinite(upper), upper, np.pi)
-    rows = slice(0, 3) if position_only else slice(0, 6)
-    best = (np.inf, q0)
-    for attempt in range(restarts + 1):
-        q = np.clip(q0 if attempt == 0 else rng.uniform(lo, hi), lower, upper)
-        for _ in range(max_iterations):
-            pose = frame_poses(model, q)[j] @ t_link
-            err = np.zeros(6)
-            if position_only:
-                err[:3] = target - pose[:3, 3]
-            else:
-                err[:3] = target[:3, 3] - pose[:3, 3]
-                err[3:] = rotation_vector(target[:3, :3] @ pose[:3, :3].T)
-            e = err[rows]
-            size = float(np.abs(e).max())
-            if size < best[0]:
-                best = (size, q.copy())
-            if size <= tolerance:
-                return q
-            jac = jacobian(model, q, link)[rows]
-            dq = jac.T @ np.linalg.solve(jac @ jac.T + damping**2 * np.eye(jac.shape[0]), e)
-            step = np.abs(dq).max()
-            if step > max_step:
-                dq *= max_step / step
-            q = np.clip(q + dq, lower, upper)
-    raise ValueError(
-        f"inverse kinematics did not converge for link {link or model.tip_link!r}: best residual "
-        f"{best[0]:.3g} > tolerance {tolerance:g} after {restarts + 1} starts (target unreachable or outside limits?)"
-    )
-
+    return dls_inverse_kinematics(model, target, q0, link, position_only=position_only, tolerance=tolerance,
+                                  max_iterations=max_iterations, damping=1e-3 if damping is None else damping,
+                                  max_step=max_step, restarts=5 if restarts is None else restarts, seed=seed)
 
 __all__ = [
     "inverse_kinematics",
