@@ -87,6 +87,19 @@ def test_identify_and_swap_on_the_running_arm(tmp_path):
     terms_srv = node.create_client(DynamicTerms, f"{NS}/dynamics_server/dynamic_terms")
 
     def move(q1: np.ndarray) -> float:
+        """:func:`move_once`, again (up to 3 times) when the drive ran 25 control periods or more on one command
+        during the move: the arm was then left without commands by a starved host (the drive's own count, sim
+        time), which is not what the model does."""
+        for _ in range(3):
+            json.loads(call_service(node, sim_stats, Trigger.Request()).message)  # opens the window
+            rms = move_once(q1)
+            runs = json.loads(call_service(node, sim_stats, Trigger.Request()).message)["long_runs_on_one_command"]
+            if all(n < 25 for _, n in runs):
+                return rms
+            print(f"  (the drive ran {max(n for _, n in runs)} periods on one command during that move: again)")
+        raise AssertionError("three moves in a row with the arm left without commands")
+
+    def move_once(q1: np.ndarray) -> float:
         """The same move each time (from where the arm is to q1 in 6 s): the RMS tracking error of the arm on the
         way (all joints; the largest per joint is printed) — its states (exact stamps) against the reference the controller reports (``~/controller_state``,
         stamped with the control time) interpolated at those stamps: what the arm did, not how late a state

@@ -115,8 +115,10 @@ def test_trajectory_generator_parameters(ros, tmp_path):
                                                        start_from_current=True))
         rclpy.spin_until_future_complete(node, quick, timeout_sec=10.0)
         answered = time.monotonic() - t0
+        # answered while the first one still waits for its absent server (up to 2 s): it did not queue behind it
+        # (before, it waited the 2 s); the time is printed, not asserted (a starved host stretches both)
         assert quick.done() and quick.result().success and not waiting.done(), quick.result()
-        assert answered < 1.0, answered  # (it waited 2 s behind the first one before)
+        print(f"a plan answered {answered * 1e3:.0f} ms after it was sent, beside one waiting for a controller")
         rclpy.spin_until_future_complete(node, waiting, timeout_sec=10.0)
         late = waiting.result()
         assert not late.success and "no FollowJointTrajectory action server" in late.message, late.message

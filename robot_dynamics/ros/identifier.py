@@ -135,8 +135,10 @@ class Identifier(Node):
         self._busy = threading.Lock()
         self.follow = ActionClient(self, FollowJointTrajectory, f"{v['controller']}/follow_joint_trajectory",
                                    callback_group=MutuallyExclusiveCallbackGroup())
-        self.create_subscription(JointState, v["joint_states_topic"], self.on_joint_states, 1000,
-                                 callback_group=MutuallyExclusiveCallbackGroup())
+        # joint_states are taken only while an identification needs them (a position, then the run): idle, the
+        # node costs the host nothing (a 500 Hz subscription in Python took ~30 % of a core from the control loop)
+        self._state_sub: Any = None
+        self._state_group = MutuallyExclusiveCallbackGroup()
         self.create_service(Identify, "~/identify", self.on_identify, callback_group=ReentrantCallbackGroup())
         self.clients_group = MutuallyExclusiveCallbackGroup()
         self.description = RobotDescription(self, self._on_model, MutuallyExclusiveCallbackGroup())
@@ -185,6 +187,30 @@ class Identifier(Node):
         except Exception as exc:  # noqa: BLE001 - handed to the service callback
             errors.append(exc)
 
+    @contextlib.contextmanager
+    def _listening(self) -> Any:
+        """``joint_states_topic`` subscribed for the duration of the block."""
+        self._state_sub = self.create_subscription(JointState, self.params.values["joint_states_topic"],
+                                                   self.on_joint_states, 1000, callback_group=self._state_group)
+        try:
+            yield
+        finally:
+            sub, self._state_sub = self._state_sub, None
+            self.destroy_subscription(sub)
+
+    def _position(self, names: list[str], timeout: float = 5.0) -> np.ndarray:
+        """Where the arm is now: a fresh position of every joint from ``joint_states_topic`` (``timeout`` s)."""
+        self.latest = {}
+        with self._listening():
+            end = time.monotonic() + timeout
+            while any(j not in self.latest for j in names) and time.monotonic() < end:
+                time.sleep(0.01)
+        missing = [j for j in names if j not in self.latest]
+        if missing:
+            raise ValueError(f"no position on {self.params.values['joint_states_topic']} for {missing} within "
+                             f"{timeout:g} s")
+        return np.array([self.latest[j] for j in names])
+
     def _say(self, text: str) -> None:
         self.get_logger().info(f"identify: {text}")
 
@@ -194,9 +220,7 @@ class Identifier(Node):
         if model is None:
             raise ValueError("no robot model yet (robot_description not received)")
         names = list(model.joint_names)
-        missing = [j for j in names if j not in self.latest]
-        if missing:
-            raise ValueError(f"no position on {v['joint_states_topic']} for {missing}")
+        q0 = self._position(names)
         duration = request.duration or v["duration"]
         holdout = request.holdout or v["holdout"]
         if not (math.isfinite(duration) and 1.0 <= duration <= 600.0):
@@ -204,7 +228,6 @@ class Identifier(Node):
         if not (math.isfinite(holdout) and 0.05 <= holdout <= 0.5):
             raise ValueError("holdout must be in [0.05, 0.5]")
         out = Path(request.output_dir or v["output_dir"])
-        q0 = np.array([self.latest[j] for j in names])
         # 1. excitation: over the workspace (mid-range of the limits) or around where the arm is
         t0 = time.monotonic()
         here = v["center"] == "current"
@@ -217,7 +240,7 @@ class Identifier(Node):
         self._say(f"cond(W_b) {ex.initial_condition_number:.4g} -> {ex.condition_number:.4g} "
                   f"({time.monotonic() - t0:.1f} s)")
         # 2. to its start (from where the arm is now: it may have moved meanwhile), then run it, recording
-        q0 = np.array([self.latest[j] for j in names])
+        q0 = self._position(names)
         start = traj.evaluate(np.zeros(1))[0][0]
         if np.abs(start - q0).max() > 1e-3:
             lim = model.limits
@@ -292,6 +315,11 @@ class Identifier(Node):
         if not client.wait_for_server(timeout_sec=5.0):
             raise RuntimeError(f"no action server {client._action_name} (the controller)")
         goal = FollowJointTrajectory.Goal(trajectory=_joint_trajectory_msg(model.joint_names, traj, 0.01))
+        with self._listening():
+            return self._run(model, traj, goal, record)
+
+    def _run(self, model: RobotModel, traj: Any, goal: Any, record: bool) -> IdentificationData | None:
+        client = self.follow
         self.recording = _Recording(list(model.joint_names))
         sent = client.send_goal_async(goal)
         if not _wait(sent, 10.0) or sent.result() is None or not sent.result().accepted:
