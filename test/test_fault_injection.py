@@ -6,6 +6,7 @@ is doing (``ControllerState.mode``).  Figures (latencies, gaps) are printed, nev
 
 from __future__ import annotations
 
+import json
 import math
 import os
 import subprocess
@@ -241,9 +242,19 @@ def test_killed_controller_arm_stops_and_restart_recovers(stack):
         raise TimeoutError(f"no recovery in 60 s: {len(stack.monitor.states) - k0} sim states seen by the test "
                            f"meanwhile; last controller status {said}; "
                            f"restart log:\n{tail}") from None
+    # what the arm gets, counted by the drive: commands applied again, running, the arm held (not falling)
+    sim_stats = stack.node.create_client(Trigger, "/mujoco_sim/statistics")
+    wait_for_service(sim_stats, 30)
+    a0 = json.loads(call_service(stack.node, sim_stats, Trigger.Request()).message)["commands"]["applied"]
     spin(stack.node, 1.0)
+    s1 = json.loads(call_service(stack.node, sim_stats, Trigger.Request()).message)
+    assert s1["commands"]["applied"] > a0 + 50 and s1["drive_state"] == "running", (a0, s1)
+    assert max(np.abs(qd).max() for _, _, _, qd in stack.monitor.states[-20:]) < 0.05
     q = stack.q()
     g = MODEL.gravity_torques(q)
     recent = [tau for t, tau, _ in stack.monitor.commands if t > time.monotonic() - 0.5]
-    assert recent and max(np.abs(tau - g).max() for tau in recent) < 0.2 * EFFORT.max()
+    if recent:  # this process's own reader of the commands may be the one Fast DDS left stuck (see above)
+        assert max(np.abs(tau - g).max() for tau in recent) < 0.2 * EFFORT.max()
+    else:
+        print("the test's reader of the commands got none after the restart (the drive did: asserted above)")
     stack.assert_healthy()
