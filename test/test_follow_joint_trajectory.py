@@ -435,7 +435,7 @@ def test_goal_flood_every_goal_answered(ros, tmp_path):
             handles = []
             for k in range(30):
                 target = q0 + (A - q0) * (k + 1) / 30
-                burst = quintic(q0, target, 2.0)
+                burst = quintic(q0, target, 4.0)
                 del burst.points[0]  # no point at t = 0: each starts from wherever the arm is (JTC), moved or not
                 handles.append(arm.send(burst))
             nan = quintic(q0, A, 1.0)
@@ -443,9 +443,16 @@ def test_goal_flood_every_goal_answered(ros, tmp_path):
             bad_tol = [JointTolerance(name=NAMES[0], position=float("nan"))]
             rejects = [arm.send(nan), arm.send(quintic(q0, A, 1.0), path_tolerance=bad_tol)]
             outcomes = [arm.result(h, timeout=60) for h in handles[:-1] + rejects]
-            assert all(status == GoalStatus.STATUS_ABORTED for status, _ in outcomes), outcomes
-            assert all("preempted" in r.error_string for _, r in outcomes[:-2]), [r.error_string for _, r in outcomes]
-            assert [r.error_code for _, r in outcomes[-2:]] == [Result.INVALID_GOAL] * 2, outcomes[-2:]
+            seen = [(status, r.error_code, r.error_string) for status, r in outcomes]
+            # a goal of the burst is preempted by the next one, or (the test process stalled by its host for longer
+            # than the goal lasts: JTC semantics) reached before the next one came; never anything else
+            preempted = [s == GoalStatus.STATUS_ABORTED and c == Result.SUCCESSFUL and "preempted" in e
+                         for s, c, e in seen[:-2]]
+            reached = [s == GoalStatus.STATUS_SUCCEEDED and c == Result.SUCCESSFUL for s, c, e in seen[:-2]]
+            assert all(p or r for p, r in zip(preempted, reached, strict=True)), seen
+            assert sum(preempted) >= len(preempted) // 2, seen
+            print(f"burst: {sum(preempted)} goals preempted, {sum(reached)} reached before the next came")
+            assert [(s, c) for s, c, _ in seen[-2:]] == [(GoalStatus.STATUS_ABORTED, Result.INVALID_GOAL)] * 2, seen
             status, result = arm.result(handles[-1], timeout=60)
             assert status == GoalStatus.STATUS_SUCCEEDED, result.error_string
             spin(node, 0.5)
