@@ -90,6 +90,16 @@ def _manipulability(sigma: np.ndarray, m: int) -> np.ndarray:
     return w if sigma.shape[-1] == m else np.zeros_like(w)
 
 
+def jacobian_manipulability(J: Any) -> np.ndarray | float:
+    """w = sqrt(det(J Jᵀ)) = s_1 ... s_m of a given (m, n) Jacobian or a stack (N, m, n) (002 eq. [5.38],
+    errata 42); 0 when m > n.  :func:`manipulability` is this of the model's Jacobian."""
+    jac = np.asarray(J, dtype=float)
+    if jac.ndim < 2:
+        raise ValueError(f"J must be an (m, n) matrix or a stack of them, got shape {jac.shape}")
+    w = _manipulability(np.linalg.svd(jac, compute_uv=False), jac.shape[-2])
+    return float(w) if w.ndim == 0 else w
+
+
 def manipulability(
     model: RobotModel, q: Any, link: str | None = None, rows: str | Sequence[int] = "all"
 ) -> np.ndarray | float:
@@ -97,9 +107,7 @@ def manipulability(
 
     For a square J it is |det J| (002 eq. [5.39]); it is 0 at a singular configuration, and always 0 when
     the m task rows exceed the n joints (choose ``rows``).  A float for q (n,), an (N,) array for (N, n)."""
-    jac = task_jacobian(model, q, link, rows)
-    w = _manipulability(np.linalg.svd(jac, compute_uv=False), jac.shape[-2])
-    return float(w) if w.ndim == 0 else w
+    return jacobian_manipulability(task_jacobian(model, q, link, rows))
 
 
 def condition_number(

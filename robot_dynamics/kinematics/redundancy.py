@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ..model.mdh import PRISMATIC
+from .analysis import jacobian_manipulability
 from .geometric_model import (
     _check_target,
     _link,
@@ -137,11 +138,9 @@ def damped_least_squares(J: Any, xdot: Any, damping: float, W: Any = None) -> np
 
 
 def manipulability(J: Any) -> float:
-    """w = √det(JJᵀ) = Π sᵢ (002 [5.38], square root restored per errata 42); 0 when m > n."""
-    J = _matrix(J)
-    if J.shape[0] > J.shape[1]:
-        return 0.0
-    return float(np.prod(np.linalg.svd(J, compute_uv=False)))
+    """w = √det(JJᵀ) = Π sᵢ of one Jacobian (002 [5.38], errata 42); 0 when m > n
+    (:func:`robot_dynamics.kinematics.analysis.jacobian_manipulability`, checked to be one matrix)."""
+    return float(jacobian_manipulability(_matrix(J)))
 
 
 def nakamura_damping(J: Any, lambda0: float, w0: float) -> float:
