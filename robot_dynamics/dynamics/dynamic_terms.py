@@ -1,7 +1,9 @@
 """Terms of the Lagrange form Γ = A(q) q̈ + C(q, q̇) q̇ + Q(q) + Γ_f (001 §7.3).
 
 * :func:`inertia_matrix` — A(q) by composite links (CRBA) in link frames, with the
-  rotor inertias Ia on the diagonal (001 §7.3.5, §7.6.1; errata 34).
+  rotor inertias Ia on the diagonal (001 §7.3.5, §7.6.1; errata 34); the off-diagonal rotor inertia of a
+  coupled transmission (``model.rotor_coupling``) is added by ``RobotModel.inertia_matrix`` and
+  ``RobotModel.kinetic_energy``, not here (:mod:`robot_dynamics.model.transmission`).
 * :func:`gravity_torques` — Q(q) = ∂U/∂q, by Newton–Euler with q̇ = q̈ = 0.
 * :func:`coriolis_matrix` — C(q, q̇) from the Christoffel symbols of A (001 eq. 7.7),
   so that Ȧ − 2C is skew-symmetric (001 §7.3.3.3 e).

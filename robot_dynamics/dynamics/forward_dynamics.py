@@ -7,6 +7,9 @@
   7.67–7.79; errata 17–19 for the misnumbered references in the text), which never
   forms A.  It follows the antecedent of each joint, so it also handles trees.
 
+Both use the diagonal rotor inertia Ia (7.29, 7.71); ``RobotModel.forward_dynamics`` corrects their answer
+for the off-diagonal rotor inertia of a coupled transmission (:mod:`robot_dynamics.model.transmission`).
+
 Inputs and outputs are in URDF joint coordinates, ``(n,)`` or a batch ``(N, n)``;
 ``f_ext``, ``gravity`` and ``f_ext_frame`` as in :func:`robot_dynamics.dynamics.inverse_dynamics.inverse_dynamics`.
 """

@@ -20,7 +20,9 @@ Conventions
   ``f_ext_frame="local"`` it is expressed in that link's own frame (moment about
   its origin).  A ``(6,)`` wrench with a batch of states applies to every state.
 * Friction ``Fc sign(q̇) + Fv q̇`` and rotor inertia ``Ia q̈`` are added as in 7.61
-  (the Coulomb coefficient is ``Fc``, errata 15).
+  (the Coulomb coefficient is ``Fc``, errata 15).  ``Ia`` is diagonal (7.29); the off-diagonal rotor
+  inertia of a coupled transmission (``model.rotor_coupling``) is added by ``RobotModel.inverse_dynamics``,
+  not here (:mod:`robot_dynamics.model.transmission`).
 """
 
 from __future__ import annotations

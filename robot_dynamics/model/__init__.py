@@ -1,1 +1,1 @@
-"""The robot model: MDH table (chains and trees), the immutable RobotModel, URDF/xacro in and out, inertia algebra, bundled robots."""
+"""The robot model: MDH table (chains and trees), the immutable RobotModel, actuator transmissions, URDF/xacro in and out, inertia algebra, bundled robots."""

@@ -28,6 +28,21 @@ The dynamics methods (inverse dynamics, H, forward dynamics) of every engine add
 regressor and the base parameters stay those of the 13 standard parameters (the identification
 adds offset columns and fits the Stribeck term, :mod:`robot_dynamics.identification.friction`).
 
+Optional actuator ``transmission`` (:class:`~robot_dynamics.model.transmission.Transmission`, 001 eqs. 7.29,
+7.31–7.33): the motor <-> joint maps, and the rotors' inertia referred to the joint side
+``I_a = J_qm⁻ᵀ diag(J_m) J_qm⁻¹``, which a coupled transmission (a wrist where motor 5 also turns joint 6) makes
+non-diagonal.  ``Ia`` stays the diagonal of the joint-side rotor inertia (a standard parameter, identified
+like the others; :meth:`RobotModel.with_transmission` sets it to diag(I_a)), the transmission adds the
+off-diagonal terms ``I_c = I_a − diag(I_a)`` (:attr:`RobotModel.rotor_coupling`), which no standard parameter
+carries.  The rotor inertia matrix of the model is :attr:`RobotModel.rotor_inertia_matrix` = diag(Ia) + I_c.
+Like the extra friction, I_c is added by the methods of the model, whatever the engine: ``inverse_dynamics``
+(+ I_c q̈), ``inertia_matrix`` (+ I_c), ``forward_dynamics`` (q̈ = (A + I_c)⁻¹ A q̈₀, q̈₀ the engine's answer:
+A q̈₀ = Γ − H), ``kinetic_energy`` (+ ½ q̇ᵀ I_c q̇); H, Q and C do not depend on it (I_c is constant).  The free
+functions ``algorithm(model, ...)`` of :mod:`robot_dynamics.dynamics`, the compiled programs, the regressor and
+the base parameters are those of the 7.61 model (diagonal Ia); the MuJoCo plant carries the diagonal only
+(:mod:`robot_dynamics.sim.simulator`).  The motor friction of a transmission is not part of the model's
+dynamics (the model's friction is Fc, Fv at the joints): :meth:`Transmission.friction_torques` maps it.
+
 A model is immutable once built (the spirit of Pinocchio's model/data split): its fields cannot be
 re-assigned, its arrays are read-only (backed by immutable memory), the joint rows are frozen and held
 in a tuple, ``frames`` and ``locked_joints`` are read-only mappings.  A change makes a new model:
@@ -47,6 +62,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from .mdh import PRISMATIC, REVOLUTE, MDHJoint, mdh_transform, mdh_transform_batch
+from .transmission import Transmission
 
 INERTIAL_NAMES = ("XX", "XY", "XZ", "YY", "YZ", "ZZ", "MX", "MY", "MZ", "M")
 EXTRA_FRICTION_NAMES = ("Foff", "Fs", "vs")  # optional per-joint friction terms (offset, 001 eq. 7.26)
@@ -113,6 +129,9 @@ class RobotModel:
     gravity: gravity acceleration expressed in ``base_link``.
     locked_joints: URDF moving joints off the modelled chain that were locked (name -> position),
         their subtrees lumped like fixed joints (``from_urdf(..., tip_link=...)``); empty for a whole tree.
+    transmission: optional actuator transmission over the model's joints in chain order (module docstring;
+        a :class:`Transmission` or its config mapping); its off-diagonal joint-side rotor inertia counts in
+        the dynamics methods, ``Ia`` is left as given (:meth:`with_transmission` sets both).
 
     Immutable once built (see the module docstring); the dynamics methods run the model's compiled
     customized programs once they are ready (:mod:`robot_dynamics.symbolic.codegen`, :meth:`compile`,
@@ -134,6 +153,7 @@ class RobotModel:
     Foff: np.ndarray | None = None
     Fs: np.ndarray | None = None
     vs: np.ndarray | None = None
+    transmission: Transmission | None = None
 
     def __post_init__(self) -> None:
         self.joints = tuple(j if isinstance(j, MDHJoint) else MDHJoint(**vars(j)) for j in self.joints)
@@ -163,6 +183,12 @@ class RobotModel:
         self.locked_joints = FrozenDict({str(k): float(v) for k, v in self.locked_joints.items()})
         if self.tip_link and self.tip_link not in self.frames:
             raise ValueError(f"tip link {self.tip_link!r} has no frame")
+        if self.transmission is not None:
+            if not isinstance(self.transmission, Transmission):
+                self.transmission = Transmission.from_config(self.transmission, self.joint_names)
+            if list(self.transmission.joint_names) != self.joint_names:
+                raise ValueError(f"transmission joints {list(self.transmission.joint_names)} differ from the model's "
+                                 f"chain {self.joint_names}")
         self._refresh()
         from ..symbolic.codegen import Engine
 
@@ -204,6 +230,13 @@ class RobotModel:
         self._fs_fc = _frozen_array(np.where(self._stribeck, self.Fs - self.Fc, 0.0))
         self._inv_vs = _frozen_array(np.where(self._stribeck, 1.0 / np.where(self._stribeck, self.vs, 1.0), 0.0))
         self.has_extra_friction = bool(np.any(self.Foff != 0.0) or np.any(self._fs_fc != 0.0))
+        n = len(j)
+        coupling = np.zeros((n, n))
+        if self.transmission is not None:
+            coupling = np.array(self.transmission.rotor_inertia_matrix())
+            coupling[np.diag_indices(n)] = 0.0
+        self.rotor_coupling = _frozen_array(coupling)
+        self.has_rotor_coupling = bool(np.any(coupling != 0.0))
 
     # ------------------------------------------------------------------ basics
     @property
@@ -297,6 +330,26 @@ class RobotModel:
         v = np.asarray(values, float).reshape(self.dof, 13)
         return self.replace(inertial=v[:, :10], Ia=v[:, 10], Fc=v[:, 11], Fv=v[:, 12])
 
+    # ------------------------------------------------------------- transmission
+    def with_transmission(self, transmission: Transmission | dict[str, Any] | None) -> RobotModel:
+        """A new model driven through ``transmission`` (a :class:`Transmission` or its config mapping, joint
+        names defaulting to the model's); when it has motor inertias, ``Ia`` becomes the diagonal of its
+        joint-side rotor inertia matrix (001 eq. 7.29 generalised, module docstring).  None: no transmission
+        (``Ia`` unchanged)."""
+        if transmission is None:
+            return self.replace(transmission=None)
+        if not isinstance(transmission, Transmission):
+            transmission = Transmission.from_config(transmission, self.joint_names)
+        if not transmission.has_motor_inertia:
+            return self.replace(transmission=transmission)
+        return self.replace(transmission=transmission, Ia=np.diag(transmission.rotor_inertia_matrix()).copy())
+
+    @property
+    def rotor_inertia_matrix(self) -> np.ndarray:
+        """The joint-side rotor inertia matrix diag(Ia) + I_c (n, n), I_c = :attr:`rotor_coupling` the
+        off-diagonal part of the transmission's (zero without a coupled transmission)."""
+        return np.diag(self.Ia) + self.rotor_coupling
+
     # ------------------------------------------------------------- friction
     def extra_friction(self, qd: Any) -> np.ndarray:
         """The optional friction terms ``(Fs − Fc) sign(q̇) exp(−|q̇| / vs) + Foff`` (001 eq. 7.26 beyond
@@ -330,6 +383,7 @@ class RobotModel:
             ],
             "frames": {k: {"frame": j, "transform": t.tolist()} for k, (j, t) in self.frames.items()},
             **({"locked_joints": {k: float(v) for k, v in self.locked_joints.items()}} if self.locked_joints else {}),
+            **({"transmission": self.transmission.to_config()} if self.transmission is not None else {}),
         }
 
     @classmethod
@@ -350,6 +404,7 @@ class RobotModel:
                 inertial=inertial,
                 gravity=np.array(data.get("gravity", DEFAULT_GRAVITY), float),
                 locked_joints={str(k): float(v) for k, v in (data.get("locked_joints") or {}).items()},
+                transmission=data.get("transmission"),
                 **extra,
             )
         except (KeyError, TypeError) as exc:
@@ -498,23 +553,28 @@ class RobotModel:
     def inverse_dynamics(
         self, q: Any, qd: Any, qdd: Any, f_ext: Any = None, gravity: Any = None, f_ext_frame: str = "base"
     ) -> np.ndarray:
-        """Joint efforts by Newton–Euler (001 §7.4.3; customized program 001 §7.5); batch-aware, URDF coordinates."""
+        """Joint efforts by Newton–Euler (001 §7.4.3; customized program 001 §7.5); batch-aware, URDF coordinates.
+        A coupled transmission adds I_c q̈ (:attr:`rotor_coupling`, module docstring)."""
         if f_ext is None and gravity is None:
             tau = self._engine.id(q, qd, qdd)
         else:
             tau = self._engine.inverse_dynamics(q, qd, qdd, f_ext, gravity, f_ext_frame)
+        if self.has_rotor_coupling:
+            tau = tau + np.asarray(qdd, float) @ self.rotor_coupling  # I_c q̈ (I_c symmetric)
         return tau + self.extra_friction(qd) if self.has_extra_friction else tau
 
     def regressor(self, q: Any, qd: Any, qdd: Any, gravity: Any = None) -> np.ndarray:
         """Regressor W with ``W @ standard_parameter_values == inverse_dynamics`` (001 eq. 9.3) minus the
-        optional friction terms (:meth:`extra_friction`: not linear in the standard parameters)."""
+        optional friction terms (:meth:`extra_friction`: not linear in the standard parameters) and minus the
+        coupled rotor inertia term I_c q̈ of a transmission (:attr:`rotor_coupling`: no standard parameter)."""
         if gravity is None:
             return self._engine.regressor(q, qd, qdd)
         return self._engine.with_gravity("regressor", gravity, q, qd, qdd)
 
     def inertia_matrix(self, q: Any) -> np.ndarray:
-        """A(q) including rotor inertias (001 §7.6.1)."""
-        return self._engine.inertia(q)
+        """A(q) including rotor inertias (001 §7.6.1): diag(Ia) and a coupled transmission's I_c."""
+        a = self._engine.inertia(q)
+        return a + self.rotor_coupling if self.has_rotor_coupling else a
 
     def gravity_torques(self, q: Any, gravity: Any = None) -> np.ndarray:
         """Q(q) (001 eq. 7.62)."""
@@ -534,9 +594,14 @@ class RobotModel:
         return h + self.extra_friction(qd) if self.has_extra_friction else h
 
     def kinetic_energy(self, q: Any, qd: Any) -> np.ndarray:
+        """E = ½ q̇ᵀ A(q) q̇ (001 eqs. 7.9–7.16, rotors included: ½ q̇ᵀ (diag(Ia) + I_c) q̇)."""
         from ..dynamics.dynamic_terms import kinetic_energy
 
-        return kinetic_energy(self, q, qd)
+        e = kinetic_energy(self, q, qd)
+        if self.has_rotor_coupling:
+            qd = self.check_joint_vector(qd, "qd")
+            e = e + 0.5 * np.einsum("...i,ij,...j->...", qd, self.rotor_coupling, qd)
+        return e
 
     def potential_energy(self, q: Any, gravity: Any = None) -> np.ndarray:
         from ..dynamics.dynamic_terms import potential_energy
@@ -550,12 +615,20 @@ class RobotModel:
         """Joint accelerations (001 §7.6).  ``method=None``: the engine (the customized O(n) program of
         001 §7.6.2 once compiled, NumPy's A⁻¹(Γ − H) until then); ``"cholesky"`` (A⁻¹(Γ − H)) or
         ``"recursive"`` (001 §7.6.2.1): that NumPy algorithm.  The optional friction terms
-        (:meth:`extra_friction`) are taken off ``tau`` before the engine's 7.61 model runs."""
+        (:meth:`extra_friction`) are taken off ``tau`` before the engine's 7.61 model runs.  With a coupled
+        transmission the engine's q̈₀ (A q̈₀ = Γ − H, A with diag(Ia)) becomes q̈ = (A + I_c)⁻¹ A q̈₀, the
+        solution of (A + I_c) q̈ = Γ − H (:attr:`rotor_coupling`; whatever ``method``, A is formed then)."""
         if self.has_extra_friction:
             tau = np.asarray(tau, float) - self.extra_friction(qd)
         if method is None and f_ext is None and gravity is None:
-            return self._engine.fd(q, qd, tau)
-        return self._engine.forward_dynamics(q, qd, tau, f_ext, method, gravity, f_ext_frame)
+            qdd = self._engine.fd(q, qd, tau)
+        else:
+            qdd = self._engine.forward_dynamics(q, qd, tau, f_ext, method, gravity, f_ext_frame)
+        if not self.has_rotor_coupling:
+            return qdd
+        a = np.asarray(self._engine.inertia(q), float)
+        rhs = (a @ np.asarray(qdd, float)[..., None])[..., 0]
+        return np.linalg.solve(a + self.rotor_coupling, rhs[..., None])[..., 0]
 
     # ------------------------------------------- base parameters (issue 5, base_parameters.py)
     def base_parameters(self, samples: int | None = None, seed: int = 0, tol: float | None = None) -> Any:

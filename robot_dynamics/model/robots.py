@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from .robot_model import RobotModel
+    from .transmission import Transmission
 
 
 _LOAD_OPTIONS: ContextVar[dict[str, Any]] = ContextVar("robot_dynamics_load_options", default={})  # noqa: B039
@@ -82,21 +83,42 @@ def robot_stem(urdf: str | Path) -> str:
     return name
 
 
-def robot_parameters(urdf: str | Path) -> dict[str, Any]:
-    """Robot-specific parameters from ``config/<robot stem>.yaml`` (its ``/**`` section), if that file exists.
+def robot_parameters(urdf: str | Path, parameters: str | Path | None = None) -> dict[str, Any]:
+    """Robot-specific parameters from ``config/<robot stem>.yaml`` (its ``/**`` section), if that file exists,
+    or from the ROS parameter file ``parameters`` when given (which must exist).
 
-    Keys: ``rotor_inertia`` and ``acceleration_limits``, lists in URDF chain order.
+    Keys: ``rotor_inertia`` and ``acceleration_limits``, lists in URDF chain order, and ``transmissions`` (a
+    mapping, :func:`transmission_config`).
     """
     import yaml
 
-    try:
-        path = config_dir() / f"{robot_stem(urdf)}.yaml"
-    except FileNotFoundError:
-        return {}
-    if not path.is_file():
-        return {}
+    if parameters is not None:
+        path = Path(parameters).expanduser()
+        if not path.is_file():
+            raise FileNotFoundError(f"no parameter file {str(path)!r}")
+    else:
+        try:
+            path = config_dir() / f"{robot_stem(urdf)}.yaml"
+        except FileNotFoundError:
+            return {}
+        if not path.is_file():
+            return {}
     data = yaml.safe_load(path.read_text()) or {}
     return dict((data.get("/**") or {}).get("ros__parameters") or {})
+
+
+def transmission_config(params: dict[str, Any]) -> dict[str, Any] | None:
+    """The ``transmissions`` section of robot parameters: the nested mapping ``transmissions: {gear_ratio: ...}``
+    or the flat ROS names ``transmissions.gear_ratio`` (both may be used); None when there is none."""
+    nested = params.get("transmissions")
+    if nested is not None and not isinstance(nested, dict):
+        raise ValueError(f"transmissions must be a mapping of parameters, got {nested!r}")
+    out = dict(nested or {})
+    prefix = "transmissions."
+    for k, v in params.items():
+        if k.startswith(prefix):
+            out[k[len(prefix):]] = v
+    return out or None
 
 
 def by_joint(model: RobotModel, values: Any, what: str) -> dict[str, float] | None:
@@ -128,15 +150,24 @@ def load_model(
     rotor_inertia: Any = None, acceleration_limits: Any = None,
     xacro_args: dict[str, str] | list[str] | None = None, allow_inconsistent_inertia: bool | None = None,
     locked_positions: dict[str, float] | None = None,
+    transmission: Transmission | dict[str, Any] | None = None, parameters: str | Path | None = None,
 ) -> RobotModel:
     """A bundled robot name, URDF path or ``.xacro`` path (expanded with ``xacro_args``: ``{name: value}``
-    or ``["name:=value"]``) -> RobotModel, with the rotor inertias and acceleration limits of its config
-    file (``config/<stem>.yaml``, or the ones given) applied.  ``xacro_args`` / ``allow_inconsistent_inertia``
+    or ``["name:=value"]``) -> RobotModel, with the rotor inertias, acceleration limits and actuator
+    transmission of its config file (``config/<stem>.yaml``, or the ROS parameter file ``parameters``; each
+    overridden by the argument given) applied.  ``xacro_args`` / ``allow_inconsistent_inertia``
     left at None take the values of an enclosing :func:`load_options` block (default: none / False).
-    Without ``tip_link`` the whole tree; with it the chain, other moving joints locked at ``locked_positions``."""
+    Without ``tip_link`` the whole tree; with it the chain, other moving joints locked at ``locked_positions``.
+
+    ``transmission`` (:class:`~robot_dynamics.model.transmission.Transmission` or its config mapping, the
+    ``transmissions`` section of the parameter file otherwise) is attached to the model
+    (:meth:`RobotModel.with_transmission`): its motor inertias give the joint-side rotor inertia, the
+    diagonal as ``Ia`` (001 eq. 7.29) and a coupled transmission's off-diagonal terms in the dynamics.  The rotor
+    inertia is given once: ``rotor_inertia`` together with a transmission that has motor inertias is refused."""
     import warnings
 
     from .robot_model import RobotModel
+    from .transmission import Transmission
 
     defaults = _LOAD_OPTIONS.get()
     if xacro_args is None:
@@ -147,14 +178,20 @@ def load_model(
     kw: dict[str, Any] = {"base_link": base_link, "tip_link": tip_link, "locked_positions": locked_positions,
                           "allow_inconsistent_inertia": allow_inconsistent_inertia}
     model = RobotModel.from_urdf(text, **kw)
-    extra = robot_parameters(path)
+    extra = robot_parameters(path, parameters)
     ia = by_joint(model, extra.get("rotor_inertia") if rotor_inertia is None else rotor_inertia, "rotor_inertia")
     acc = by_joint(
         model, extra.get("acceleration_limits") if acceleration_limits is None else acceleration_limits,
         "acceleration_limits",
     )
-    if ia is None and acc is None:
-        return model
-    with warnings.catch_warnings():  # the inertia warnings were given by the first conversion
-        warnings.simplefilter("ignore")
-        return RobotModel.from_urdf(text, rotor_inertia=ia, acceleration_limits=acc, **kw)
+    tr = transmission_config(extra) if transmission is None else transmission
+    if tr is not None and not isinstance(tr, Transmission):
+        tr = Transmission.from_config(tr, model.joint_names)
+    if tr is not None and ia is not None and tr.has_motor_inertia:
+        raise ValueError("rotor inertia given twice: rotor_inertia and the transmission's motor_inertia "
+                         "(Ia_j = N_j² J_mj, 001 eq. 7.29); give one of them")
+    if ia is not None or acc is not None:
+        with warnings.catch_warnings():  # the inertia warnings were given by the first conversion
+            warnings.simplefilter("ignore")
+            model = RobotModel.from_urdf(text, rotor_inertia=ia, acceleration_limits=acc, **kw)
+    return model if tr is None else model.with_transmission(tr)

@@ -19,7 +19,12 @@ the model's geometry and standard inertial parameters:
   error ~1e-9, far below the oracle tolerances); principal inertias are clamped to
   ``MIN_INERTIA`` and the triangle inequality is enforced (``physically_consistent``; these
   inertial helpers live in :mod:`robot_dynamics.model.inertia` and are re-exported here);
-* ``damping = Fv`` (viscous), ``armature = Ia`` (rotor inertia, 001 §7.3.3); the
+* ``damping = Fv`` (viscous), ``armature = Ia`` (rotor inertia, 001 §7.3.3); the rotor inertia matrix of a
+  coupled transmission (:mod:`robot_dynamics.model.transmission`; the model's diag(Ia) + I_c) is exact in
+  the plant too: each motor k with J_mk > 0 is a fixed tendon of length q_mk = Σ_j (J_qm⁻¹)_kj q_j with
+  ``armature = J_mk`` (kinetic energy ½ J_mk q̇_mk², i.e. J_mk r_k r_kᵀ in the joint-space inertia, r_k the row k
+  of J_qm⁻¹: together J_qm⁻ᵀ diag(J_m) J_qm⁻¹), and the joints keep ``armature = Ia − diag(J_qm⁻ᵀ diag(J_m) J_qm⁻¹)``
+  (zero when ``Ia`` came from the transmission, :meth:`RobotModel.with_transmission`); the
   Coulomb friction ``Fc`` is either the exact model law ``−Fc sign(q̇)`` of 001
   eq. 7.61, applied as a generalized force refreshed at every step
   (``coulomb="sign"``, default: plant and model agree), or MuJoCo's soft dry-friction
@@ -96,6 +101,11 @@ def model_to_mjcf(
     for j in range(1, n + 1):
         children[int(model.antecedent[j - 1])].append(j)
     lim = model.limits
+    # a coupled transmission: its rotors as fixed tendons with armature (module docstring), the joints the rest
+    rotors = model.transmission if armature and model.has_rotor_coupling else None
+    joint_armature = np.asarray(model.Ia, float)
+    if rotors is not None:
+        joint_armature = joint_armature - np.diag(rotors.rotor_inertia_matrix())
 
     def body(j: int, indent: str) -> list[str]:
         jt = model.joints[j - 1]
@@ -113,7 +123,7 @@ def model_to_mjcf(
                 loss = model.Fs[j - 1] if model.vs[j - 1] > 0.0 else model.Fc[j - 1]
                 jattr.append(f'frictionloss="{float(loss)!r}"')
         if armature:
-            jattr.append(f'armature="{float(model.Ia[j - 1])!r}"')
+            jattr.append(f'armature="{float(joint_armature[j - 1])!r}"')
         lines = [
             f'{indent}<body name="link{j}_{jt.link or jt.name}" pos="{_fmt(t0[:3, 3])}" quat="{_fmt(_quat(t0[:3, :3]))}">',
             f'{indent}  <joint {" ".join(jattr)}/>',
@@ -136,7 +146,18 @@ def model_to_mjcf(
     ]
     for k in children[0]:
         out += body(k, "      ")
-    out += ["    </body>", "  </worldbody>", "  <actuator>"]
+    out += ["    </body>", "  </worldbody>"]
+    if rotors is not None:
+        out.append("  <tendon>")
+        for k, jm in enumerate(rotors.motor_inertia):
+            if jm > 0.0:
+                r = rotors.inverse_jacobian[k]
+                out.append(f'    <fixed name="rotor{k + 1}" armature="{float(jm)!r}">')
+                out += [f'      <joint joint="{jt.name}" coef="{float(r[j])!r}"/>'
+                        for j, jt in enumerate(model.joints) if r[j] != 0.0]
+                out.append("    </fixed>")
+        out.append("  </tendon>")
+    out.append("  <actuator>")
     for j, jt in enumerate(model.joints):
         e = float(lim["effort"][j])
         rng = f' ctrlrange="{-e!r} {e!r}"' if effort_limits and np.isfinite(e) and e > 0 else ' ctrllimited="false"'
