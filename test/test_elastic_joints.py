@@ -319,7 +319,7 @@ def test_elastic_controller_beats_rigid_computed_torque():
     for name, (ctrl, plant) in runs.items():
         res = run_closed_loop(PLANAR, plant, ctrl, traj, settle_time=0.5)
         m[name] = res.metrics
-        print(f"  {name:28s} max {res.metrics['max_tracking_error']:.2e} rad, RMS {res.metrics['rms_tracking_error']:.2e}"
+        print(f"  {name:28s} stable {res.metrics['stable']!s:5s} max {res.metrics['max_tracking_error']:.2e} rad, RMS {res.metrics['rms_tracking_error']:.2e}"
               f" rad, final {res.metrics['final_error']:.1e} rad, max deflection {res.metrics.get('max_deflection', 0):.3f}"
               f" rad, saturated {res.metrics['saturation_time']:.3f} s")
     ours, spong_m, ct = m["elastic (K_θ, D_θ)"], m["Spong composite (K_θ = 0)"], m["rigid computed torque"]
