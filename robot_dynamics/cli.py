@@ -2,7 +2,7 @@
 
 Commands (names and flags are a contract):
   dh URDF [--base LINK] [--tip LINK] [--format table|yaml|json]
-  simulate URDF --controller ... --profile ... --goal Q... [--model-error E] [--json] [--plot PNG]
+  simulate URDF --controller ... --profile ... --goal Q... [--model-error E] [--elastic K...] [--json] [--plot PNG]
   plan URDF --goal Q... [--start Q...] [--profile P] [--plot PNG] [--json]
   bringup --robot NAME --sim mujoco|none|mock
   demo [--output DIR]
@@ -473,12 +473,20 @@ def build_parser() -> argparse.ArgumentParser:
 
     sim = sub.add_parser("simulate", help="closed-loop simulation in MuJoCo (no ROS)")
     sim.add_argument("urdf")
-    sim.add_argument("--controller", choices=("computed_torque", "position", "predictive", "pd_gravity", "pid"), default="computed_torque")
+    sim.add_argument("--controller", choices=("computed_torque", "position", "predictive", "pd_gravity", "pid", "elastic"),
+                     default=None, help="control law (default: elastic with --elastic, else computed_torque)")
     sim.add_argument("--profile", choices=("trapezoid", "quintic"), default="trapezoid")
     sim.add_argument("--goal", type=FINITE, nargs="+", required=True, help="goal joint positions (URDF order)")
     sim.add_argument("--start", type=FINITE, nargs="+", default=None, help="start joint positions (default zeros)")
     sim.add_argument("--model-error", type=_number(lo=0.0, hi=1.0, hi_open=True), default=0.0,
                      help="relative error on the controller's inertial parameters, in [0, 1)")
+    sim.add_argument("--elastic", type=_number(lo=0.0, lo_open=True), nargs="+", default=None, metavar="K",
+                     help="elastic joints of stiffness K, N m/rad (one value, or one per joint; 001 §7.3.8): the "
+                          "plant gets a motor behind a spring at every joint")
+    sim.add_argument("--motor-inertia", type=_number(lo=0.0, lo_open=True), nargs="+", default=None, metavar="J",
+                     help="with --elastic: motor inertia on the joint side (default: the model's Ia, else 0.1 A_jj)")
+    sim.add_argument("--motor-damping", type=_number(lo=0.0), nargs="+", default=[0.0], metavar="F",
+                     help="with --elastic: motor viscous friction, N m s/rad")
     sim.add_argument("--seed", type=_number(int, lo=0, hi=MAX_SEED), default=0)
     sim.add_argument("--json", action="store_true", help="print the metrics as one JSON object")
     sim.add_argument("--plot", default=None, help="write reference/actual/error/torque plots to this PNG")

@@ -5,7 +5,9 @@ gain design of the seed: PID [9.5]/[9.10], PD + gravity [9.12], computed torque
 [9.22]/[9.24] (tracking) or [9.29] (position), predictive [9.31], task-space computed
 torque [9.33]–[9.35] (``task_space``, also by its class name ``task_space_computed_torque``), and
 task-space PID [9.17] (``task_space_pid``).  ``CONTROLLERS`` lists the laws the ROS controller
-offers; ``make_controller`` also builds those of ``TASK_SPACE_CONTROLLERS``.
+offers; ``make_controller`` also builds those of ``TASK_SPACE_CONTROLLERS``.  :class:`ElasticJointController`
+(robots with elastic joints, 001 §7.3.8) needs the motor state and is in neither (``robot-dynamics simulate
+--elastic``).
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from typing import Any
 from ..model.robot_model import RobotModel
 from .base import InverseDynamics, JointController, gain_vector
 from .computed_torque import ComputedTorqueController, PredictiveController
+from .elastic import ElasticJointController
 from .gains import computed_torque_gains, max_diagonal_inertia, pd_gains, pid_gains
 from .pd_gravity import PDGravityController
 from .pid import PIDController
@@ -53,6 +56,7 @@ def make_controller(name: str, model: RobotModel, omega: Any = 20.0, xi: Any = 1
 __all__ = [
     "CONTROLLERS",
     "ComputedTorqueController",
+    "ElasticJointController",
     "InverseDynamics",
     "JointController",
     "PDGravityController",

@@ -42,6 +42,20 @@ the model's geometry and standard inertial parameters:
   control input is the URDF joint effort, saturated by the plant;
 * gravity = ``model.gravity`` (expressed in base_link = the MuJoCo world frame),
   contacts disabled, joint limits not enforced, timestep 1 ms by default.
+
+Elastic joints (``elastic=ElasticJoints(...)``, 001 §7.3.8 eqs. 7.34–7.35, see
+:mod:`robot_dynamics.dynamics.elastic`): each link joint gets a motor, a separate body attached to the
+world with a hinge ``<name>_motor`` whose coordinate is the rotor position q_M reflected to the joint
+side (URDF units; a hinge even for a prismatic link joint, its centre of mass on the axis, so no gravity
+acts on it), inertia I_a = ``motor_inertia`` about its axis (``diaginertia``, no armature), viscous
+``damping = motor_damping`` and Coulomb ``motor_coulomb`` (as the link's Fc: ``coulomb="sign"`` applied
+per step, ``"frictionloss"`` MuJoCo's constraint).  The spring is a fixed tendon of length q − q_M with
+``stiffness = k`` and rest length 0: MuJoCo's passive force −k (q − q_M) on the link and +k (q − q_M) on
+the motor (7.34), evaluated at every integrator stage like the rest of the dynamics.  The link joints keep
+their friction (7.35a) and lose their armature (the rotor inertia is on the motor side); the actuators
+drive the motor joints.  Without ``elastic`` the MJCF is exactly the rigid one.  :class:`MujocoArm`
+refuses a spring whose frequency against the motor, sqrt(k / I_a), times the time step exceeds
+``MAX_SPRING_STEP`` (the explicit integrators would be unstable or far off).
 """
 
 from __future__ import annotations
@@ -51,6 +65,7 @@ from typing import Any, NamedTuple
 import mujoco
 import numpy as np
 
+from ..dynamics.elastic import ElasticJoints
 from ..model.inertia import (  # the inertial algebra lives with the model; re-exported here for existing callers
     MIN_INERTIA,
     central_inertia,
@@ -64,6 +79,7 @@ from ..model.mdh import PRISMATIC, mdh_transform
 from ..model.robot_model import RobotModel
 
 MIN_MASS = 1e-9
+MAX_SPRING_STEP = 2.0  # largest sqrt(k / I_a) * timestep of an elastic plant (module docstring)
 COULOMB_MODES = ("sign", "frictionloss")
 INTEGRATORS = {"RK4": "RK4", "implicitfast": "implicitfast", "implicit": "implicit", "Euler": "Euler"}
 
@@ -88,8 +104,10 @@ def model_to_mjcf(
     armature: bool = True,
     effort_limits: bool = True,
     coulomb: str = "sign",
+    elastic: ElasticJoints | None = None,
 ) -> str:
-    """MJCF text of ``model`` (see the module docstring for the mapping)."""
+    """MJCF text of ``model`` (see the module docstring for the mapping); ``elastic``: the elastic-joint plant
+    (``armature`` then does not apply: the rotor inertia is the motor's)."""
     if coulomb not in COULOMB_MODES:
         raise ValueError(f"coulomb must be one of {COULOMB_MODES}, got {coulomb!r}")
     if integrator not in INTEGRATORS:
@@ -97,12 +115,19 @@ def model_to_mjcf(
     if not (np.isfinite(timestep) and timestep > 0.0):
         raise ValueError(f"timestep must be > 0, got {timestep}")
     n = model.dof
+    ela = None if elastic is None else elastic.resolve(model)
+    names = set(model.joint_names)
+    if ela is not None and any(motor_joint_name(nm) in names for nm in names):
+        raise ValueError("a model joint is named like a motor joint (<joint>_motor): rename it to simulate elastic joints")
     children: dict[int, list[int]] = {j: [] for j in range(n + 1)}
     for j in range(1, n + 1):
         children[int(model.antecedent[j - 1])].append(j)
     lim = model.limits
     # a coupled transmission: its rotors as fixed tendons with armature (module docstring), the joints the rest
     rotors = model.transmission if armature and model.has_rotor_coupling else None
+    if rotors is not None and ela is not None:
+        raise ValueError("an elastic-joint plant with a coupled transmission is not supported (the motors of 7.34 "
+                         "drive one joint each): give the elastic plant uncoupled rotor inertias")
     joint_armature = np.asarray(model.Ia, float)
     if rotors is not None:
         joint_armature = joint_armature - np.diag(rotors.rotor_inertia_matrix())
@@ -122,7 +147,7 @@ def model_to_mjcf(
                 # static friction Fs of a Stribeck joint (001 eq. 7.26), else Fc
                 loss = model.Fs[j - 1] if model.vs[j - 1] > 0.0 else model.Fc[j - 1]
                 jattr.append(f'frictionloss="{float(loss)!r}"')
-        if armature:
+        if armature and ela is None:
             jattr.append(f'armature="{float(joint_armature[j - 1])!r}"')
         lines = [
             f'{indent}<body name="link{j}_{jt.link or jt.name}" pos="{_fmt(t0[:3, 3])}" quat="{_fmt(_quat(t0[:3, :3]))}">',
@@ -146,9 +171,21 @@ def model_to_mjcf(
     ]
     for k in children[0]:
         out += body(k, "      ")
-    out += ["    </body>", "  </worldbody>"]
-    if rotors is not None:
+    out.append("    </body>")
+    if ela is not None:  # one motor body per joint, attached to the world (module docstring)
+        for j, jt in enumerate(model.joints):
+            mattr = [f'name="{motor_joint_name(jt.name)}"', 'type="hinge"', 'axis="0 0 1"', 'limited="false"']
+            if friction:
+                mattr.append(f'damping="{float(ela.motor_damping[j])!r}"')
+                if coulomb == "frictionloss":
+                    mattr.append(f'frictionloss="{float(ela.motor_coulomb[j])!r}"')
+            jm = float(ela.motor_inertia[j])
+            out += [f'    <body name="motor{j + 1}_{jt.name}">', f'      <joint {" ".join(mattr)}/>',
+                    f'      <inertial pos="0 0 0" mass="1.0" diaginertia="{jm!r} {jm!r} {jm!r}"/>', "    </body>"]
+    out.append("  </worldbody>")
+    if rotors is not None or ela is not None:
         out.append("  <tendon>")
+    if rotors is not None:
         for k, jm in enumerate(rotors.motor_inertia):
             if jm > 0.0:
                 r = rotors.inverse_jacobian[k]
@@ -156,14 +193,26 @@ def model_to_mjcf(
                 out += [f'      <joint joint="{jt.name}" coef="{float(r[j])!r}"/>'
                         for j, jt in enumerate(model.joints) if r[j] != 0.0]
                 out.append("    </fixed>")
+    if ela is not None:  # the springs of 7.34: tendon length q − q_M, force −k (q − q_M)
+        for j, jt in enumerate(model.joints):
+            out += [f'    <fixed name="{jt.name}_spring" stiffness="{float(ela.stiffness[j])!r}" springlength="0">',
+                    f'      <joint joint="{jt.name}" coef="1"/>',
+                    f'      <joint joint="{motor_joint_name(jt.name)}" coef="-1"/>', "    </fixed>"]
+    if rotors is not None or ela is not None:
         out.append("  </tendon>")
     out.append("  <actuator>")
     for j, jt in enumerate(model.joints):
         e = float(lim["effort"][j])
         rng = f' ctrlrange="{-e!r} {e!r}"' if effort_limits and np.isfinite(e) and e > 0 else ' ctrllimited="false"'
-        out.append(f'    <motor name="{jt.name}" joint="{jt.name}" gear="1"{rng}/>')
+        target = jt.name if ela is None else motor_joint_name(jt.name)
+        out.append(f'    <motor name="{jt.name}" joint="{target}" gear="1"{rng}/>')
     out += ["  </actuator>", "</mujoco>"]
     return "\n".join(out)
+
+
+def motor_joint_name(joint: str) -> str:
+    """Name of the MuJoCo motor joint of ``joint`` in an elastic plant."""
+    return f"{joint}_motor"
 
 
 # ----------------------------------------------------------------------- plant
@@ -185,12 +234,22 @@ class PlantState(NamedTuple):
     effort: np.ndarray
 
 
+class MotorState(NamedTuple):
+    """Measured motor state of an elastic plant, joint side, URDF coordinates: θ = q_M and θ̇ = q̇_M."""
+
+    theta: np.ndarray
+    thetad: np.ndarray
+
+
 class MujocoArm:
     """MuJoCo simulation of a :class:`RobotModel` driven by joint efforts (URDF coordinates).
 
     ``model`` is the true plant (pass :func:`perturbed` / :func:`with_payload` copies to
     simulate model error); ``noise_q``/``noise_qd`` are the standard deviations of the
-    Gaussian noise added by :meth:`state`.
+    Gaussian noise added by :meth:`state` (and :meth:`motor_state`).
+
+    ``elastic``: the elastic-joint plant of 001 §7.3.8 (module docstring): :meth:`state` gives the link
+    state, :meth:`motor_state` the motor state (θ, θ̇), :meth:`step` drives the motors.
     """
 
     def __init__(
@@ -207,14 +266,23 @@ class MujocoArm:
         noise_qd: float = 0.0,
         rng: np.random.Generator | int | None = None,
         stiction_velocity: float = 1e-4,
+        elastic: ElasticJoints | None = None,
     ) -> None:
         if payload is not None:
             model = with_payload(model, float(payload[0]), payload[1])
         if not (noise_q >= 0.0 and noise_qd >= 0.0 and np.isfinite(noise_q) and np.isfinite(noise_qd)):
             raise ValueError("noise standard deviations must be finite and >= 0")
         self.model = model
+        self.elastic = None if elastic is None else elastic.resolve(model)
+        if self.elastic is not None:  # explicit integrators lose an oscillator beyond ω h ≈ 2 (RK4: 2.8)
+            w = self.elastic.natural_frequencies  # sqrt(k / I_a) <= the joint's two-mass frequency
+            if np.any(w * timestep > MAX_SPRING_STEP):
+                j = int(np.argmax(w))
+                raise ValueError(f"joint {model.joint_names[j]!r}: the motor-spring frequency sqrt(k / I_a) = {w[j]:.4g} rad/s "
+                                 f"is too high for the time step {timestep:g} s (ω h = {w[j] * timestep:.3g} > "
+                                 f"{MAX_SPRING_STEP:g}): lower the stiffness, raise the motor inertia or shorten the step")
         self.mjcf = model_to_mjcf(model, timestep=timestep, integrator=integrator, friction=friction,
-                                  armature=armature, coulomb=coulomb)
+                                  armature=armature, coulomb=coulomb, elastic=self.elastic)
         # Coulomb friction applied by step() as −Fc sign(q̇) (001 eq. 7.61)
         self._fc = model.Fc.copy() if friction and coulomb == "sign" and np.any(model.Fc != 0) else None
         # the optional terms (offset, Stribeck) applied by step(), and the joints that stick (module docstring)
@@ -229,6 +297,12 @@ class MujocoArm:
         # MuJoCo dof (= qpos, hinge/slide only) index of each model joint: v_model = v_mj[_idx]
         self._idx = np.array([self.mj_model.jnt_dofadr[mujoco.mj_name2id(self.mj_model, mujoco.mjtObj.mjOBJ_JOINT,
                                                                           jt.name)] for jt in model.joints], dtype=int)
+        self._midx = None if self.elastic is None else np.array(
+            [self.mj_model.jnt_dofadr[mujoco.mj_name2id(self.mj_model, mujoco.mjtObj.mjOBJ_JOINT, motor_joint_name(jt.name))]
+             for jt in model.joints], dtype=int)  # motor dofs (elastic plant)
+        # motor Coulomb friction applied by step() as −F_cm sign(q̇_M) (7.35b)
+        self._mfc = (self.elastic.motor_coulomb.copy() if self.elastic is not None and friction and coulomb == "sign"
+                     and np.any(self.elastic.motor_coulomb != 0) else None)
         self.noise_q = float(noise_q)
         self.noise_qd = float(noise_qd)
         self.rng = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
@@ -248,17 +322,30 @@ class MujocoArm:
     def time(self) -> float:
         return float(self.mj_data.time)
 
-    def reset(self, q: Any, qd: Any = None, *, time: float = 0.0) -> None:
-        """Set the state (URDF coordinates) and the time (default 0), zero control."""
+    def reset(self, q: Any, qd: Any = None, *, time: float = 0.0, theta: Any = None, thetad: Any = None) -> None:
+        """Set the state (URDF coordinates) and the time (default 0), zero control.
+
+        Elastic plant: the motor state ``theta``, ``thetad`` (default: θ = q + k⁻¹ Q(q), the motor positions
+        holding the links at rest against gravity, and θ̇ = q̇); a rigid plant refuses them."""
         q = self._vec(q, "q")
         qd = np.zeros(self.dof) if qd is None else self._vec(qd, "qd")
         if not np.isfinite(time):
             raise ValueError("time must be finite")
-        mujoco.mj_resetData(self.mj_model, self.mj_data)
-        self.mj_data.qpos[self._idx] = q
-        self.mj_data.qvel[self._idx] = qd
-        self.mj_data.time = float(time)
-        mujoco.mj_forward(self.mj_model, self.mj_data)
+        if self.elastic is None and (theta is not None or thetad is not None):
+            raise ValueError("theta/thetad are the motor state of an elastic plant (MujocoArm(..., elastic=...))")
+        m, d = self.mj_model, self.mj_data
+        mujoco.mj_resetData(m, d)
+        d.qpos[self._idx] = q
+        if self.elastic is not None:
+            if theta is None:  # at rest, the spring torque k (θ − q) balances gravity Q(q) (7.35a)
+                d.qpos[self._midx] = q
+                mujoco.mj_forward(m, d)
+                theta = q + d.qfrc_bias[self._idx] / self.elastic.stiffness
+            d.qpos[self._midx] = self._vec(theta, "theta")
+            d.qvel[self._midx] = qd if thetad is None else self._vec(thetad, "thetad")
+        d.qvel[self._idx] = qd
+        d.time = float(time)
+        mujoco.mj_forward(m, d)
 
     def hold(self, n_steps: int = 1) -> None:
         """Holding brake for ``n_steps`` steps: the position is kept exactly, the velocity is zero, the
@@ -288,7 +375,16 @@ class MujocoArm:
             raise ValueError("n_steps must be >= 1")
         self.mj_data.ctrl[:] = np.clip(tau, -self.effort_limit, self.effort_limit)
         before = self._bad_count()
-        if self._extra:
+        if self._mfc is not None:  # elastic plant with motor Coulomb friction: forces refreshed at every step
+            d = self.mj_data
+            for _ in range(int(n_steps)):
+                if self._extra:
+                    d.qfrc_applied[self._idx] = self._friction_force()
+                elif self._fc is not None:
+                    d.qfrc_applied[self._idx] = -self._fc * np.sign(d.qvel[self._idx])
+                d.qfrc_applied[self._midx] = -self._mfc * np.sign(d.qvel[self._midx])
+                mujoco.mj_step(self.mj_model, d)
+        elif self._extra:
             for _ in range(int(n_steps)):
                 self.mj_data.qfrc_applied[self._idx] = self._friction_force()
                 mujoco.mj_step(self.mj_model, self.mj_data)
@@ -350,15 +446,58 @@ class MujocoArm:
             qd += self.rng.normal(0.0, self.noise_qd, self.dof)
         return PlantState(self.time, q, qd, self.mj_data.actuator_force.copy())
 
+    def motor_state(self, noisy: bool = True) -> MotorState:
+        """(θ, θ̇) = (q_M, q̇_M) of an elastic plant (joint side, URDF coordinates); Gaussian noise of the same
+        standard deviations as :meth:`state` if configured and ``noisy``."""
+        if self._midx is None:
+            raise ValueError("motor_state: this plant has rigid joints (MujocoArm(..., elastic=...))")
+        th = self.mj_data.qpos[self._midx]
+        thd = self.mj_data.qvel[self._midx]
+        if noisy and self.noise_q > 0.0:
+            th += self.rng.normal(0.0, self.noise_q, self.dof)
+        if noisy and self.noise_qd > 0.0:
+            thd += self.rng.normal(0.0, self.noise_qd, self.dof)
+        return MotorState(th, thd)
+
+    def accelerations(self, q: Any, qd: Any, tau: Any, theta: Any = None,
+                      thetad: Any = None) -> tuple[np.ndarray, np.ndarray | None]:
+        """(q̈, q̈_M) by ``mj_forward`` at a state, under the motor efforts ``tau`` (clipped like :meth:`step`) and the
+        friction forces :meth:`step` applies in motion; q̈_M is None for a rigid plant (``theta`` refused)."""
+        m = self.mj_model
+        d = mujoco.MjData(m)
+        qd = self._vec(qd, "qd")
+        d.qpos[self._idx] = self._vec(q, "q")
+        d.qvel[self._idx] = qd
+        if self._midx is None:
+            if theta is not None or thetad is not None:
+                raise ValueError("theta/thetad are the motor state of an elastic plant (MujocoArm(..., elastic=...))")
+        else:
+            if theta is None or thetad is None:
+                raise ValueError("an elastic plant needs the motor state theta and thetad")
+            d.qpos[self._midx] = self._vec(theta, "theta")
+            d.qvel[self._midx] = self._vec(thetad, "thetad")
+            if self._mfc is not None:
+                d.qfrc_applied[self._midx] = -self._mfc * np.sign(d.qvel[self._midx])
+        if self._extra or self._fc is not None:
+            d.qfrc_applied[self._idx] = -self._applied_friction(qd)
+        d.ctrl[:] = np.clip(self._vec(tau, "tau"), -self.effort_limit, self.effort_limit)
+        mujoco.mj_forward(m, d)
+        return d.qacc[self._idx].copy(), None if self._midx is None else d.qacc[self._midx].copy()
+
     # ---------------------------------------------------------- oracles
     def inverse_dynamics(self, q: Any, qd: Any, qdd: Any) -> np.ndarray:
         """Joint efforts by ``mj_inverse`` (armature, damping) plus ``Fc sign(q̇)`` in ``coulomb="sign"`` mode and the
-        optional friction terms applied by :meth:`step` (in motion)."""
+        optional friction terms applied by :meth:`step` (in motion).  Elastic plant: the link-side efforts
+        (the spring torque τ_J of 7.35a, no rotor inertia), the motors moving with the links."""
         d = mujoco.MjData(self.mj_model)
         qd = self._vec(qd, "qd")
         d.qpos[self._idx] = self._vec(q, "q")
         d.qvel[self._idx] = qd
         d.qacc[self._idx] = self._vec(qdd, "qdd")
+        if self._midx is not None:  # no spring deflection: the tendon force is zero
+            d.qpos[self._midx] = d.qpos[self._idx]
+            d.qvel[self._midx] = qd
+            d.qacc[self._midx] = d.qacc[self._idx]
         mujoco.mj_inverse(self.mj_model, d)
         out = d.qfrc_inverse[self._idx]
         if self._extra:
@@ -368,11 +507,12 @@ class MujocoArm:
         return out
 
     def mass_matrix(self, q: Any) -> np.ndarray:
-        """Joint-space inertia matrix by ``mj_fullM`` (includes armature)."""
+        """Joint-space inertia matrix by ``mj_fullM`` (includes armature); the links' block for an elastic plant."""
         d = mujoco.MjData(self.mj_model)
         d.qpos[self._idx] = self._vec(q, "q")
         mujoco.mj_forward(self.mj_model, d)
-        out = np.zeros((self.dof, self.dof))
+        nv = self.mj_model.nv
+        out = np.zeros((nv, nv))
         mujoco.mj_fullM(self.mj_model, d, out)
         return out[np.ix_(self._idx, self._idx)]
 
@@ -395,13 +535,16 @@ class MujocoArm:
 
 __all__ = [
     "MIN_INERTIA",
+    "MAX_SPRING_STEP",
     "MIN_MASS",
+    "MotorState",
     "MujocoArm",
     "PlantDiverged",
     "PlantState",
     "central_inertia",
     "inertia_tensor",
     "model_to_mjcf",
+    "motor_joint_name",
     "perturbed",
     "physically_consistent",
     "standard_row",
