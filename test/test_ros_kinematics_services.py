@@ -5,6 +5,7 @@ RobotModel the server loads) and NumPy."""
 from __future__ import annotations
 
 import contextlib
+import json
 import math
 import time
 
@@ -24,7 +25,7 @@ from robot_dynamics import RobotModel
 from robot_dynamics.kinematics.redundancy import inverse_kinematics
 from robot_dynamics.model.robots import load_model, resolve_urdf
 from robot_dynamics.ros.node_set import config_dir
-from robot_dynamics_interfaces.srv import DynamicTerms, InverseKinematics, Kinematics
+from robot_dynamics_interfaces.srv import DynamicTerms, InertialCharacteristics, InverseKinematics, Kinematics
 
 pytestmark = pytest.mark.ros
 RX90 = resolve_urdf("rx90")
@@ -118,6 +119,7 @@ def servers(client, tmp_path_factory):
                 "kin": client.create_client(Kinematics, f"/{name}/kinematics"),
                 "ik": client.create_client(InverseKinematics, f"/{name}/inverse_kinematics"),
                 "terms": client.create_client(DynamicTerms, f"/{name}/dynamic_terms"),
+                "inertia": client.create_client(InertialCharacteristics, f"/{name}/inertial_characteristics"),
             }
             for c in clients.values():
                 stack.callback(client.destroy_client, c)
@@ -516,3 +518,92 @@ def test_fuzzed_inverse_kinematics_always_answered(servers, client, req):
         o = req.target.pose.orientation
         rot = Rotation.from_quat([o.x, o.y, o.z, o.w]).as_matrix()
         assert Rotation.from_matrix(rot.T @ pose[:3, :3]).magnitude() <= 2 * tol + 1e-15
+
+
+# --------------------------------------------------------------------------- ~/inertial_characteristics (issue 21)
+def _oracle_inertia(oracle: Oracle, q: np.ndarray, rotor: bool) -> np.ndarray:
+    """Pinocchio's crba (upper triangle mirrored), rotor inertias as its armature."""
+    pm = oracle.pm
+    saved = pm.armature.copy()
+    ia = oracle.model.Ia
+    pm.armature = np.asarray(ia if rotor and ia is not None else np.zeros(pm.nv), float)
+    try:
+        a = pin.crba(pm, oracle.data, q)
+    finally:
+        pm.armature = saved
+    return np.triu(a) + np.triu(a, 1).T
+
+
+@pytest.mark.parametrize("robot", ["rx90", "panda"])
+def test_inertial_characteristics_equal_pinocchio(servers, client, robot):
+    """d_ij, k_ij (with LF x KF), G_i at random configurations in a cyclic joint order against Pinocchio's crba
+    and generalized gravity; with and without rotor inertias; the workspace report's worst coupling re-computed
+    with Pinocchio at the configuration it names."""
+    model, oracle, _, clients = servers[robot]
+    n = model.dof
+    perm = _cycle(n)
+    names = [model.joint_names[i] for i in perm]
+    rng = np.random.default_rng(21)
+    worst = {"d": 0.0, "k": 0.0, "lfkf": 0.0, "G": 0.0}
+    for trial in range(4):
+        q = _inner(model, rng)
+        rotor = trial % 2 == 0
+        req = InertialCharacteristics.Request(joint_names=names, positions=q[perm].tolist(),
+                                              exclude_rotor_inertia=not rotor)
+        resp = call_service(client, clients["inertia"], req)
+        assert resp.success, resp.message
+        assert list(resp.joint_names) == names
+        d_ref = _oracle_inertia(oracle, q, rotor)[np.ix_(perm, perm)]
+        d = np.array(resp.inertia).reshape(n, n)
+        worst["d"] = max(worst["d"], np.abs(d - d_ref).max() / np.abs(d_ref).max())
+        k_ref = np.abs(d_ref) / np.sqrt(np.outer(np.diag(d_ref), np.diag(d_ref)))
+        k = np.array(resp.coupling).reshape(n, n)
+        worst["k"] = max(worst["k"], np.abs(k - k_ref).max())
+        lf, kf = (np.array(v).reshape(n, n) for v in (resp.loading_factor, resp.kinematic_factor))
+        off = ~np.eye(n, dtype=bool) & (lf > 0)
+        worst["lfkf"] = max(worst["lfkf"], np.abs(lf * kf - k)[off].max())
+        g_ref = pin.computeGeneralizedGravity(oracle.pm, oracle.data, q)[perm]
+        worst["G"] = max(worst["G"], np.abs(np.array(resp.gravity) - g_ref).max())
+        assert not resp.inertia_min and resp.max_coupling == 0.0 and not resp.verdict  # no samples asked
+    print(f"{robot}: ~/inertial_characteristics vs Pinocchio: {worst}")
+    assert worst["d"] < 1e-12 and worst["k"] < 1e-12 and worst["lfkf"] < 1e-12 and worst["G"] < 1e-10, worst
+
+    resp = call_service(client, clients["inertia"], InertialCharacteristics.Request(joint_names=names, samples=300,
+                                                                                    seed=4))
+    assert resp.success, resp.message
+    assert not resp.inertia and resp.verdict and resp.message == resp.verdict
+    q_worst = np.empty(n)
+    q_worst[perm] = resp.max_coupling_positions
+    d_ref = _oracle_inertia(oracle, q_worst, True)
+    k_ref = np.abs(d_ref) / np.sqrt(np.outer(np.diag(d_ref), np.diag(d_ref)))
+    np.fill_diagonal(k_ref, 0.0)
+    i, j = np.unravel_index(np.argmax(k_ref), k_ref.shape)
+    assert abs(resp.max_coupling - k_ref[i, j]) < 1e-12
+    assert set(resp.max_coupling_joints) == {model.joint_names[i], model.joint_names[j]}
+    k_max = np.array(resp.coupling_max).reshape(n, n)
+    lo, hi = (np.array(v).reshape(n, n) for v in (resp.inertia_min, resp.inertia_max))
+    assert np.all(lo <= hi) and abs(k_max[~np.eye(n, dtype=bool)].max() - resp.max_coupling) < 1e-15
+    assert resp.general_coefficients == {6: 97, 7: 140}[n]  # 004 Table 2: N(2N^2 + 3N + 7)/6
+    assert resp.sparsity == pytest.approx(resp.nonzero_coefficients / resp.general_coefficients)
+    report = json.loads(resp.report_json)
+    assert report["joint_names"] == list(model.joint_names) and report["samples"] == 300
+    print(f"{robot}: {resp.nonzero_coefficients}/{resp.general_coefficients} nonzero; {resp.verdict}")
+
+
+def test_inertial_characteristics_hostile_requests(servers, client):
+    model, _, proc, clients = servers["rx90"]
+    n = model.dof
+    bad = {
+        "samples": InertialCharacteristics.Request(samples=1),
+        "samples ": InertialCharacteristics.Request(samples=10_000_000),
+        "empty": InertialCharacteristics.Request(),
+        "non_finite": InertialCharacteristics.Request(positions=[float("nan")] * n),
+        "joint_names": InertialCharacteristics.Request(joint_names=["nope"] * n, positions=[0.0] * n),
+        "ragged": InertialCharacteristics.Request(positions=[0.0] * (n - 1)),
+    }
+    for cause, req in bad.items():
+        resp = call_service(client, clients["inertia"], req)
+        assert not resp.success and resp.message.startswith(cause.strip() + ":"), (cause, resp.message)
+    assert proc.poll() is None
+    resp = call_service(client, clients["inertia"], InertialCharacteristics.Request(positions=[0.1] * n))
+    assert resp.success, resp.message

@@ -11,8 +11,9 @@ Python cannot be a ros2_control plugin, so this node talks to the topics of a
   trajectory replaces the current one; interpolation degree follows the filled fields);
 * subscribes ``~/pose_reference`` (``geometry_msgs/PoseStamped``) under a task-space law: the pose of ``task_link``
   to hold (see *Pose reference* below);
-* publishes ``/<effort_controller>/commands`` (``std_msgs/Float64MultiArray``, configured joint order)
-  and ``~/controller_state`` (``robot_dynamics_interfaces/ControllerState``);
+* publishes ``/<effort_controller>/commands`` (``std_msgs/Float64MultiArray``, configured joint order:
+  joint efforts Γ, or with ``command_space: motor`` the motor torques τ_m = J_qmᵀ Γ of the robot's
+  ``transmissions.*`` parameters, 001 eq. 7.33, the effort limits applied to Γ) and ``~/controller_state`` (``robot_dynamics_interfaces/ControllerState``);
 * serves ``~/statistics`` (``std_srvs/Trigger``): loop rate, period error p50/p99/max, missed cycles,
   per-phase CPU of the cycle (sampling, law, publish), process CPU per cycle, mode and refusals as JSON
   (the figures ``bench/bench_loop.py`` prints);
@@ -201,6 +202,9 @@ PARAMETERS = Schema(
     Param("joints", [], "joint order of the commands (default: the model's)", kind="string_array"),
     Param("effort_controller", "effort_controller", "commands go to /<effort_controller>/commands "
           "(forward_command_controller, interface effort)"),
+    Param("command_space", "joint", "joint: the commands are joint efforts Γ; motor: motor torques τ_m = J_qmᵀ Γ "
+          "through the robot's transmissions.* parameters (001 eq. 7.33; limits stay on the joint side)",
+          choices=("joint", "motor")),
     Param("trigger", "timer", "timer (a cycle per period) | state (a cycle per /joint_states: lockstep simulation)",
           choices=("timer", "state")),
     Param("state_publish_divider", 0, "publish ~/controller_state every n-th cycle instead of by rate (>= 1); 0: by "
@@ -492,8 +496,18 @@ class Context:
     effort: np.ndarray
     law: str = "computed_torque"
     task_link: str | None = None  # the link of a task-space law (None: a joint-space law)
+    to_motor: np.ndarray | None = None  # command_space motor: τ_m = J_qmᵀ Γ (model order; None: joint efforts)
     # a task-space law's stand-in after a dropped pose: joint-space computed torque with the same omega/xi
     hold_controller: JointController | None = None
+
+
+def _motor_map(model: RobotModel, command_space: str) -> np.ndarray | None:
+    """J_qmᵀ (model order) when the commands are motor torques τ_m = J_qmᵀ Γ (001 eq. 7.33), else None."""
+    if command_space != "motor":
+        return None
+    if model.transmission is None:
+        raise ValueError("command_space motor needs the robot's transmissions (transmissions.gear_ratio ...)")
+    return np.ascontiguousarray(model.transmission.motor_torques(np.eye(model.dof)).T)
 
 
 class ComputedTorqueControllerNode(Node):
@@ -820,7 +834,7 @@ class ComputedTorqueControllerNode(Node):
             index=validation.NameIndex(model.joint_names),
             lower=np.asarray(lim["lower"], float), upper=np.asarray(lim["upper"], float),
             velocity=np.asarray(lim["velocity"], float), effort=controller.effort_limit.copy(), law=law,
-            task_link=task_link, hold_controller=hold_controller,
+            task_link=task_link, hold_controller=hold_controller, to_motor=_motor_map(model, v["command_space"]),
         )
 
     def _apply_parameters(self, changes: dict) -> None:
@@ -1498,6 +1512,8 @@ class ComputedTorqueControllerNode(Node):
         """Publish the cycle's ``tau`` (model order, finite, saturated by the law) in the preallocated message
         (lockstep: labelled with ``stamp``, returned), or serialized in place when the loop takes its inputs."""
         raw = self._raw_cmd
+        if ctx.to_motor is not None:  # motor torques (001 eq. 7.33)
+            tau = ctx.to_motor @ tau
         if raw is not None and stamp is None:  # serialized in place: no message conversion
             np.take(tau, ctx.to_cmd, out=raw.data)
             self.cmd_pub.publish(raw.bytes())
@@ -1588,6 +1604,8 @@ class ComputedTorqueControllerNode(Node):
             self.refusals.refuse("non_finite_output", "a non-finite effort was computed: not sent")
             return None
         tau = np.clip(tau, -ctx.effort, ctx.effort)
+        if ctx.to_motor is not None:  # motor torques (001 eq. 7.33)
+            tau = ctx.to_motor @ tau
         msg = Float64MultiArray(data=tau[ctx.to_cmd].tolist())
         if hold:
             lockstep.label_hold(msg)

@@ -80,6 +80,18 @@ def description_schema(lock_from_joint_states: bool = False) -> Schema:
               kind="double_array", lo=0.0, unit="kg m^2"),
         Param("acceleration_limits", [], "acceleration limit per joint, chain order; empty: none (a URDF cannot "
               "carry them)", kind="double_array", lo=0.0, open_lo=True, unit="rad/s^2, m/s^2"),
+        Param("transmissions.gear_ratio", [], "actuator transmissions (001 eqs. 7.29, 7.31-7.33): gear ratio N per "
+              "motor, chain order (negative: reversed); empty: joints driven directly", kind="double_array"),
+        Param("transmissions.coupling", [], "row-major n x n matrix giving the joints from the gear outputs "
+              "(J_qm = coupling diag(N)^-1, a coupled wrist has off-diagonal terms); empty: identity",
+              kind="double_array"),
+        Param("transmissions.motor_inertia", [], "motor rotor inertia per motor, motor side; the joint-side rotor "
+              "inertia is J_qm^-T diag(Jm) J_qm^-1 (replaces rotor_inertia: give one of them)", kind="double_array",
+              lo=0.0, unit="kg m^2"),
+        Param("transmissions.motor_viscous", [], "motor viscous friction per motor, motor side", kind="double_array",
+              lo=0.0, unit="N m s/rad"),
+        Param("transmissions.motor_coulomb", [], "motor Coulomb friction per motor, motor side", kind="double_array",
+              lo=0.0, unit="N m"),
         Param("max_description_bytes", MAX_DESCRIPTION_BYTES, "longest URDF text accepted from /robot_description, "
               "requests and files, checked before parsing", lo=1_000, hi=2_000_000_000, unit="bytes"),
     ]
@@ -206,9 +218,24 @@ class RobotDescription:
                 model = RobotModel.from_urdf(
                     urdf, locked_positions=locked or None, rotor_inertia=ia, acceleration_limits=acc, **kw
                 )
+            transmission = self.transmission_config()
+            if transmission is not None:
+                if ia is not None and transmission.get("motor_inertia"):
+                    raise ValueError("rotor inertia given twice: rotor_inertia and transmissions.motor_inertia "
+                                     "(give one of them)")
+                model = model.with_transmission(transmission)
         except (ValueError, TypeError, KeyError) as exc:
             raise Refused("invalid_urdf", f"{what}: {cut(str(exc))}") from None
         return model
+
+    def transmission_config(self) -> dict[str, Any] | None:
+        """The ``transmissions.*`` parameters as a :class:`~robot_dynamics.model.transmission.Transmission`
+        config (None: no gear ratio given, the joints are driven directly)."""
+        values = self.params.values
+        if not values["transmissions.gear_ratio"]:
+            return None
+        keys = ("gear_ratio", "coupling", "motor_inertia", "motor_viscous", "motor_coulomb")
+        return {k: list(values[f"transmissions.{k}"]) for k in keys if values[f"transmissions.{k}"]}
 
     def _watch_locked(self, model: RobotModel) -> None:
         """Subscribe /joint_states once when locked joints still wait for their measured position."""

@@ -9,6 +9,9 @@ Services (joint order by name; empty ``joint_names`` = model order):
   ``~/base_parameters`` (BaseParameters): names, values and relations of the base inertial parameters.
   ``~/kinematics`` (Kinematics): pose (DGM), kinematic Jacobian, twist J q̇, J̇ q̇ (002 eq. 5.47, q̈ = 0), SVD,
   manipulability, condition number and velocity/force ellipsoids (002 §5.8-5.9) of a link at one state.
+  ``~/inertial_characteristics`` (InertialCharacteristics): the inertial coefficients d_ij, coupling
+  k_ij = LF x KF and gravitational coefficients of seed 004 at one configuration and, with ``samples``, their
+  ranges over the workspace, the counts of 004 Tables 2-3 and a verdict (decentralized PID or computed torque).
   ``~/inverse_kinematics`` (InverseKinematics): joint positions placing a link at a pose, within the URDF
   limits (002 ch. 6): damped least squares, or with ``secondary``/``weights`` the pseudo-inverse iteration
   with a secondary criterion (joint limits, manipulability, a posture) and joint weights (002 eq. 6.30).
@@ -18,7 +21,7 @@ Services (joint order by name; empty ``joint_names`` = model order):
 
 Every bad request is answered with ``success=false`` and a message ``"<cause>: <sentence>"``
 (causes: ``no_model``, ``too_large``, ``empty``, ``joint_names``, ``ragged``, ``non_finite``,
-``overflow``, ``unknown_method``, ``singular_inertia``, ``unknown_link``, ``frame_id``, ``quaternion``,
+``overflow``, ``samples``, ``unknown_method``, ``singular_inertia``, ``unknown_link``, ``frame_id``, ``quaternion``,
 ``tolerance``, ``unknown_secondary``, ``posture``, ``weights``, ``unreachable``, ``no_solution``,
 ``invalid``, ``internal_error``); every output is checked finite (but a condition number or force
 ellipsoid length, infinite at a singularity); the node keeps serving.
@@ -40,6 +43,7 @@ the GIL (about a second per 10^6 points).
 from __future__ import annotations
 
 import gc
+import json
 import math
 import queue
 import threading
@@ -59,12 +63,14 @@ from robot_dynamics_interfaces.srv import (
     BaseParameters,
     DynamicTerms,
     ForwardDynamics,
+    InertialCharacteristics,
     InverseDynamics,
     InverseKinematics,
     Kinematics,
     SetDynamicParameters,
 )
 
+from ..dynamics.inertial_characteristics import MAX_REPORT_SAMPLES, inertia_report, inertial_characteristics
 from ..identification.update import updated_model
 from ..kinematics.analysis import jdot_qd, kinematic_analysis, link_velocity, manipulability
 from ..kinematics.redundancy import inverse_kinematics as solve_inverse_kinematics
@@ -115,6 +121,15 @@ def _check_outputs(**outputs: np.ndarray) -> None:
     for name, value in outputs.items():
         if not np.all(np.isfinite(value)):
             raise Refused("overflow", f"{name} is not finite (inputs too large for float64)")
+
+
+def _json_default(value: Any) -> Any:
+    """numpy scalars and arrays in a report (``json.dumps`` default)."""
+    if isinstance(value, np.ndarray):
+        return value.tolist()
+    if isinstance(value, np.generic):
+        return value.item()
+    raise TypeError(f"{type(value).__name__} is not JSON serializable")
 
 
 def _never_called(msg: object) -> None:
@@ -194,6 +209,8 @@ class DynamicsServer(Node):
             (Kinematics, "~/kinematics", self.kinematics),
             # iterative, up to seconds for a target it cannot reach: its own group, like every service here
             (InverseKinematics, "~/inverse_kinematics", self.inverse_kinematics),
+            # a workspace report of 10^5 samples takes ~10 s: its own group too
+            (InertialCharacteristics, "~/inertial_characteristics", self.inertial_characteristics),
         )
         for srv_type, name, handler in services:
             self.create_service(srv_type, name, self._serve(handler), callback_group=MutuallyExclusiveCallbackGroup())
@@ -410,6 +427,46 @@ class DynamicsServer(Node):
         response.velocity_lengths = ka.velocity_lengths.tolist()
         response.force_lengths = ka.force_lengths.tolist()
         response.message = f"rank {ka.rank}, condition number {ka.condition_number:.6g}"
+
+    def inertial_characteristics(self, loaded: _Loaded, request: InertialCharacteristics.Request,
+                                 response: InertialCharacteristics.Response) -> None:
+        """Seed 004 at one configuration and/or over the workspace, matrices in the request's joint order."""
+        model = loaded.model
+        n = model.dof
+        samples = int(request.samples)
+        if samples > MAX_REPORT_SAMPLES or samples == 1:
+            raise Refused("samples", f"samples must be 0 (no workspace report) or in [2, {MAX_REPORT_SAMPLES}], "
+                                     f"got {samples}")
+        if not len(request.positions) and not samples:
+            raise Refused("empty", "give positions (one configuration), samples > 0 (the workspace), or both")
+        order = JointOrder(model.joint_names, request.joint_names)
+        perm = order.to_request
+        rotor = not request.exclude_rotor_inertia
+        response.joint_names = order.names
+
+        def square(a: np.ndarray) -> list[float]:
+            return np.asarray(a, float)[np.ix_(perm, perm)].ravel().tolist()
+
+        if len(request.positions):
+            q = order.model_vector(request.positions, "positions", n)
+            with np.errstate(all="ignore"):
+                ic = inertial_characteristics(model, q, rotor_inertia=rotor)
+            _check_outputs(inertia=ic.d, coupling=ic.k, kinematic_factor=ic.KF, gravity=ic.G)
+            response.inertia, response.coupling = square(ic.d), square(ic.k)
+            response.loading_factor, response.kinematic_factor = square(ic.LF), square(ic.KF)
+            response.gravity = ic.G[perm].tolist()
+        if samples:
+            report = inertia_report(model, samples, int(request.seed), rotor_inertia=rotor)
+            response.inertia_min, response.inertia_max = square(report.d_min), square(report.d_max)
+            response.coupling_max = square(report.k_max)
+            response.max_coupling = float(report.max_coupling)
+            response.max_coupling_joints = [model.joint_names[i] for i in report.max_pair]
+            response.max_coupling_positions = report.max_configuration[perm].tolist()
+            response.nonzero_coefficients = int(report.nonzero_total)
+            response.general_coefficients = int(report.general_total)
+            response.sparsity = float(report.sparsity)
+            response.verdict = response.message = report.verdict
+            response.report_json = json.dumps(report.to_dict(), allow_nan=False, default=_json_default)
 
     def inverse_kinematics(self, loaded: _Loaded, request: InverseKinematics.Request,
                            response: InverseKinematics.Response) -> None:

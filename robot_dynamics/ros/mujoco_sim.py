@@ -4,7 +4,10 @@ Interface
 * publishes ``joint_states`` (``sensor_msgs/JointState``, reliable, depth 10, like joint_state_broadcaster:
   name, position, velocity, effort = the *applied* effort, see below) and ``/clock`` (sim time);
 * takes efforts from ``<effort_controller>/commands`` (``std_msgs/Float64MultiArray``, ``joints`` order, like
-  ForwardCommandController);
+  ForwardCommandController) — joint efforts, or with ``command_space: motor`` motor torques τ_m mapped to
+  Γ = J_qm⁻ᵀ τ_m through the robot's ``transmissions.*`` parameters (001 eq. 7.33); a robot with transmissions
+  also gets ``~/motor_states`` (``sensor_msgs/JointState``, names ``<joint>_motor``: q_m, q̇_m and the applied
+  τ_m = J_qmᵀ Γ, 001 eqs. 7.31-7.33), and its plant carries the coupled rotor inertias exactly;
 * publishes ``~/drive_state`` (``std_msgs/String``, reliable, depth 1, transient local) on every transition:
   ``braked: waiting for the first command``, ``running``, ``braked: command timeout``, ``zero torque: command
   timeout``, ``damped: command timeout``, ``braked: fault: simulation diverged (call ~/reset)``;
@@ -113,6 +116,9 @@ PARAMETERS = Schema(
     Param("real_time_factor", 1.0, "sim time per wall time in real-time mode", lo=0.0, hi=1000.0, open_lo=True),
     Param("effort_controller", "effort_controller", "commands come on <effort_controller>/commands"),
     Param("joints", [], "joint order of the commands (default: the URDF chain order)", kind="string_array"),
+    Param("command_space", "joint", "joint: the commands are joint efforts Γ; motor: motor torques τ_m, applied as "
+          "Γ = J_qm^-T τ_m through the robot's transmissions.* parameters (001 eq. 7.33); the effort limits stay "
+          "on the joint side", choices=("joint", "motor")),
     Param("initial_positions", [], "start (and ~/reset) positions, URDF chain order (default: zeros)",
           kind="double_array", unit="rad, m"),
     Param("model_error", 0.0, "relative error of the simulated plant's inertial parameters", lo=0.0, hi=0.99),
@@ -208,6 +214,8 @@ class MujocoSim(Node):
         self.longest = {"since_start": (0, 0.0), "since_last_call": (0, 0.0)}
         self.gaps: collections.deque[tuple[float, int]] = collections.deque(maxlen=GAP_HISTORY)
         self.msg = JointState()
+        self.motor_msg: JointState | None = None  # ~/motor_states when the robot has transmissions
+        self.command_space = v["command_space"]
         self.clock_msg = Clock()
 
         self.drive_pub = self.create_publisher(String, "~/drive_state", DRIVE_QOS)
@@ -215,6 +223,8 @@ class MujocoSim(Node):
         # overwrites the oldest sample for everyone, so a deep history loses nothing to a reader starved for a
         # while (lockstep: every state of a recording; 1000 states ~ 200 kB)
         self.state_pub = self.create_publisher(JointState, "joint_states", 1000 if self.lockstep else 100)
+        # motor side of the transmissions (001 eqs. 7.31-7.33): q_m, q̇_m and the applied τ_m = J_qmᵀ Γ
+        self.motor_pub = self.create_publisher(JointState, "~/motor_states", 10)
         publish_clock = v["publish_clock"] and not self.stamp_system
         self.clock_pub = self.create_publisher(Clock, "/clock", 10) if publish_clock else None
         topic = f"{v['effort_controller']}/commands"
@@ -287,7 +297,11 @@ class MujocoSim(Node):
         if np.any(q0 < lim["lower"]) or np.any(q0 > lim["upper"]):
             self.get_logger().warning(f"initial_positions {q0.tolist()} are outside the joint limits")
         with self.lock:
+            if self.command_space == "motor" and model.transmission is None:
+                raise ValueError("command_space motor needs the robot's transmissions (transmissions.gear_ratio ...)")
             self.arm, self.model, self.joints, self.q0 = arm, model, joints, q0
+            self.motor_msg = None if model.transmission is None else JointState(
+                name=[f"{j}_motor" for j in model.joint_names])
             self.cmd_to_model = np.array([joints.index(j) for j in model.joint_names])
             self.limit = arm.effort_limit
             self.msg = JointState(name=list(model.joint_names))
@@ -347,6 +361,8 @@ class MujocoSim(Node):
         if not np.all(np.isfinite(data)):
             raise Refused("command_nonfinite", "command with a non-finite value: dropped (the watchdog is not fed)")
         tau = data[self.cmd_to_model]
+        if self.command_space == "motor":  # Γ = J_qm^-T τ_m (001 eq. 7.33)
+            tau = self.model.transmission.joint_torques(tau)
         clipped = np.clip(tau, -self.limit, self.limit)
         if np.any(clipped != tau):
             self.counts["clipped"] += 1
@@ -463,6 +479,12 @@ class MujocoSim(Node):
         m = self.msg
         m.header.stamp = stamp
         m.position, m.velocity, m.effort = q.tolist(), qd.tolist(), effort.tolist()
+        mm, tr = self.motor_msg, self.model.transmission
+        if mm is not None and tr is not None:
+            mm.header.stamp = stamp
+            mm.position = tr.motor_positions(q).tolist()
+            mm.velocity = tr.motor_velocities(qd).tolist()
+            mm.effort = tr.motor_torques(effort).tolist()
         self.clock_msg.clock = stamp
         self.latest_stamp_ns = protocol.stamp_ns(stamp)
 
@@ -471,6 +493,8 @@ class MujocoSim(Node):
         if self.clock_pub is not None:
             self.clock_pub.publish(self.clock_msg)
         self.state_pub.publish(self.msg)
+        if self.motor_msg is not None:
+            self.motor_pub.publish(self.motor_msg)
         self.last_publish_wall = time.monotonic()
         self.published += 1
 

@@ -1,0 +1,117 @@
+"""Issue 21: actuator transmissions on ROS.  The RX-90 with a coupled wrist (motor 5 also turns joint 6,
+q6 = q_m6/N6 + c q_m5/N5, c = 0.4; test/data/rx90_coupled_wrist.yaml) in two processes: ``mujoco_sim`` and
+``computed_torque_controller``, both with ``command_space: motor``.  The controller publishes motor torques, the
+simulated drive maps them back to joint efforts; checked by hand formulas (not the code under test):
+
+  τ_m = J_qmᵀ Γ (001 eq. 7.33) with J_qm = ∂q/∂q_m:  τ_mi = Γ_i/N_i (i ≠ 5),  τ_m5 = (Γ5 + c Γ6)/N5;
+  hence Γ6 = N6 τ_m6, Γ5 = N5 τ_m5 − c Γ6;  and q_m5 = N5 q5, q_m6 = N6 (q6 − c q5), q_mi = N_i q_i.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+import rclpy
+from builtin_interfaces.msg import Duration
+from ros_harness import node_process, send_trajectory
+from sensor_msgs.msg import JointState
+from std_msgs.msg import Float64MultiArray
+from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
+
+from robot_dynamics.model.robots import load_model
+
+pytestmark = pytest.mark.ros
+PARAMS = Path(__file__).parent / "data" / "rx90_coupled_wrist.yaml"
+N = np.array([120.0, 100.0, 80.0, 60.0, 50.0, 40.0])
+C = 0.4
+NS = "/coupled"
+
+
+def joint_efforts_by_hand(tau_m: np.ndarray) -> np.ndarray:
+    g = N * tau_m
+    g[4] = N[4] * tau_m[4] - C * N[5] * tau_m[5]
+    return g
+
+
+def motor_positions_by_hand(q: np.ndarray) -> np.ndarray:
+    qm = N * q
+    qm[5] = N[5] * (q[5] - C * q[4])
+    return qm
+
+
+def _move(names: list[str], q0: np.ndarray, q1: np.ndarray, T: float) -> JointTrajectory:
+    msg = JointTrajectory(joint_names=names)
+    for t in np.linspace(0.0, T, 41):
+        u = t / T
+        s = 10 * u**3 - 15 * u**4 + 6 * u**5
+        sd = (30 * u**2 - 60 * u**3 + 30 * u**4) / T
+        sdd = (60 * u - 180 * u**2 + 120 * u**3) / T**2
+        sec = int(t)
+        msg.points.append(JointTrajectoryPoint(
+            positions=(q0 + s * (q1 - q0)).tolist(), velocities=(sd * (q1 - q0)).tolist(),
+            accelerations=(sdd * (q1 - q0)).tolist(), time_from_start=Duration(sec=sec, nanosec=round((t - sec) * 1e9))))
+    return msg
+
+
+def test_coupled_wrist_driven_in_motor_torques(tmp_path):
+    model = load_model("rx90", parameters=PARAMS)
+    names = list(model.joint_names)
+    rclpy.init()
+    node = rclpy.create_node("test_transmission_client")
+    states: list[tuple[np.ndarray, np.ndarray]] = []
+    motors: list[JointState] = []
+    commands: list[np.ndarray] = []
+    node.create_subscription(JointState, f"{NS}/joint_states",
+                             lambda m: states.append((np.array(m.position), np.array(m.effort))), 100)
+    node.create_subscription(JointState, f"{NS}/mujoco_sim/motor_states", motors.append, 100)
+    node.create_subscription(Float64MultiArray, f"{NS}/effort_controller/commands",
+                             lambda m: commands.append(np.array(m.data)), 100)
+    common = {"urdf_path": "rx90", "command_space": "motor"}
+    try:
+        with node_process("mujoco_sim", tmp_path, params=common, param_files=[PARAMS], remaps={"__ns": NS}), \
+                node_process("computed_torque_controller", tmp_path, params={**common, "use_sim_time": True},
+                             param_files=[PARAMS],
+                             remaps={"__ns": NS}):
+            deadline = time.monotonic() + 60
+            while len(commands) < 50 or not motors:
+                rclpy.spin_once(node, timeout_sec=0.05)
+                assert time.monotonic() < deadline, (f"{len(commands)} commands, {len(motors)} motor states: "
+                                                     + (tmp_path / "computed_torque_controller.log").read_text()[-1500:])
+            q0 = states[-1][0].copy()
+            target = q0 + np.array([0.0, 0.2, -0.2, 0.3, 0.4, -0.5])
+            send_trajectory(node, _move(names, q0, target, 2.0), topic=f"{NS}/computed_torque_controller/joint_trajectory")
+            deadline = time.monotonic() + 30
+            while np.abs(states[-1][0] - target).max() > 2e-3:
+                rclpy.spin_once(node, timeout_sec=0.05)
+                assert time.monotonic() < deadline, f"the arm did not arrive: {states[-1][0] - target}"
+            k = len(commands)
+            end = time.monotonic() + 1.0
+            while time.monotonic() < end:
+                rclpy.spin_once(node, timeout_sec=0.02)
+    finally:
+        node.destroy_node()
+        rclpy.shutdown()
+    # the drive applied what the controller sent, mapped by hand: a state's effort is one of the recent commands'
+    recent = [joint_efforts_by_hand(c) for c in commands[k - 20:]]
+    applied = [e for _, e in states[-200:]]
+    matched = sum(any(np.allclose(e, g, rtol=0, atol=1e-9) for g in recent) for e in applied)
+    assert matched > len(applied) // 2, (matched, len(applied), applied[-1], recent[-1])
+    # during the move, motor 5's torque is not joint 5's effort over N5: it also carries c Γ6 / N5 (the coupling)
+    cross = max(abs(c[4] - joint_efforts_by_hand(c)[4] / N[4]) for c in commands[:k])
+    assert cross > 0.05 * max(abs(c[4]) for c in commands[:k]), cross
+    # ~/motor_states: hand-derived motor positions, and motor torques of the applied joint efforts
+    last = motors[-1]
+    assert list(last.name) == [f"{j}_motor" for j in names]
+    q_by_stamp = None
+    for q, e in reversed(states):
+        if np.allclose(motor_positions_by_hand(q), last.position, rtol=0, atol=1e-9):
+            q_by_stamp = (q, e)
+            break
+    assert q_by_stamp is not None, (last.position, motor_positions_by_hand(states[-1][0]))
+    q, e = q_by_stamp
+    np.testing.assert_allclose(joint_efforts_by_hand(np.array(last.effort)), e, rtol=0, atol=1e-9)
+    print(f"coupling share of motor 5's torque up to {cross:.3g} N m; arrived at {np.round(states[-1][0], 4).tolist()}; {matched}/{len(applied)} states carry a hand-mapped "
+          f"command; last command (motor side) {np.round(commands[-1], 5).tolist()}")
