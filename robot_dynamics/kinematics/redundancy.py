@@ -458,7 +458,7 @@ def inverse_kinematics_redundant(
     if method is None:
         method = "task_priority" if task is not None else "pseudo_inverse"
     if method not in METHODS:
-        raise ValueError(f"unknown method {method!r}; expected one of {METHODS} (or 'dls')")
+        raise ValueError(f"unknown method {method!r}; expected one of {METHODS} (or 'dls', 'analytic')")
     if method == "task_priority" and task is None:
         raise ValueError("method 'task_priority' needs secondary=SecondaryTask(link, target) (or a dict)")
     if method == "pseudo_inverse" and task is not None:
@@ -702,7 +702,14 @@ def inverse_kinematics(
     ``SecondaryTask(link, target)`` / ``{"link": ..., "target": ...}``, and
     ``weights`` the joint weights E of the weighted pseudo-inverse [6.30];
     ``options`` are passed on (``alpha``, ``epsilon``, ``limit_margin``, ``info``...).
+
+    ``method="analytic"``: the closed-form IGM of a wrist-partitioned six-joint arm
+    (:func:`robot_dynamics.kinematics.analytic_ik.analytic_inverse_geometry`), the solution within the
+    joint limits nearest ``q0`` (default mid-range); ValueError when the arm has no closed form or no
+    solution is within the limits.
     """
+    if method == "analytic":
+        return _analytic(model, target, q0, link, position_only, tolerance, secondary, weights, options)
     if method is None:
         method = "dls" if secondary is None and weights is None else None
     if method != "dls":
@@ -716,6 +723,26 @@ def inverse_kinematics(
     return dls_inverse_kinematics(model, target, q0, link, position_only=position_only, tolerance=tolerance,
                                   max_iterations=max_iterations, damping=1e-3 if damping is None else damping,
                                   max_step=max_step, restarts=5 if restarts is None else restarts, seed=seed)
+
+
+def _analytic(model: RobotModel, target: Any, q0: Any, link: str | None, position_only: bool, tolerance: float,
+              secondary: Any, weights: Any, options: dict[str, Any]) -> np.ndarray:
+    """``method="analytic"`` of :func:`inverse_kinematics`."""
+    from .analytic_ik import analytic_inverse_geometry
+
+    if position_only or secondary is not None or weights is not None or options:
+        raise ValueError("method 'analytic' solves a full pose: no position_only, secondary, weights or "
+                         f"{sorted(options)}")
+    if q0 is None:
+        lim = model.limits
+        lower, upper = lim["lower"], lim["upper"]
+        q0 = np.where(np.isfinite(lower) & np.isfinite(upper), 0.5 * (lower + upper), np.clip(0.0, lower, upper))
+    sols = analytic_inverse_geometry(model, target, link, q_ref=q0, within_limits=True, tolerance=tolerance)
+    if not sols:
+        raise ValueError(f"the closed-form IGM of link {link or model.tip_link!r} has no solution within the joint "
+                         "limits (target out of reach?)")
+    return sols[0]
+
 
 __all__ = [
     "inverse_kinematics",

@@ -490,7 +490,9 @@ class RobotModel:
 
     def inverse_kinematics(self, target: Any, q0: Any = None, link: str | None = None, **options: Any) -> np.ndarray:
         """Numeric IGM (002 §6.4-§6.6) honouring joint limits: damped least squares by default; with
-        ``secondary=`` / ``weights=`` the redundancy-resolving iteration (see ``kinematics.redundancy.inverse_kinematics``)."""
+        ``secondary=`` / ``weights=`` the redundancy-resolving iteration (see ``kinematics.redundancy.inverse_kinematics``);
+        ``method="analytic"``: the closed-form IGM of a wrist-partitioned arm (``kinematics.analytic_ik``), the
+        solution within the limits nearest ``q0``."""
         from ..kinematics.redundancy import inverse_kinematics
 
         return inverse_kinematics(self, target, q0=q0, link=link, **options)

@@ -11,7 +11,10 @@ with the methods of §8.3 (translation limits k_v1, k_a1, rotation limits k_v2,
 k_a2), so both use the same interpolation function r(t).
 
 The conversion to joint space solves the inverse geometric model at the knots
-(Newton on the kinematic Jacobian, warm-started along the path), the joint
+(the closed-form IGM of :mod:`robot_dynamics.kinematics.analytic_ik` when the arm has
+one, the solution nearest the previous knot's extrapolation so that the path stays
+continuous; otherwise, or when it finds no solution, Newton on the kinematic Jacobian,
+warm-started along the path), the joint
 velocities from the kinematic model J qd = [v; w] and the accelerations from
 J qdd = [a; w_dot] - J_dot qd, then interpolates the knots with C^2 quintic
 Hermite polynomials.  It raises ValueError near singular configurations
@@ -22,6 +25,7 @@ position/velocity limit violations and when the IGM fails.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -127,10 +131,33 @@ def _twist_error(target: np.ndarray, pose: np.ndarray) -> np.ndarray:
     return np.concatenate([target[:3, 3] - pose[:3, 3], u * a])
 
 
+_Solver = Callable[[np.ndarray, np.ndarray, float], "np.ndarray | None"]
+
+
+def _closed_form(model: Any, link: str, mode: str) -> _Solver | None:
+    """The closed-form IGM of ``link`` as f(pose, q_near, tolerance) -> the solution nearest q_near (None: no
+    solution), or None when the arm has none (``mode`` "auto") or ``mode`` is "numeric"."""
+    if mode == "numeric":
+        return None
+    from ..kinematics import analytic_ik
+
+    try:
+        arm = analytic_ik._arm(model, link)
+    except (ValueError, AttributeError, KeyError, TypeError) as exc:
+        if mode == "analytic":
+            raise ValueError(f"inverse_geometry='analytic': {exc}") from None
+        return None
+
+    def solve(pose: np.ndarray, q_near: np.ndarray, tolerance: float) -> np.ndarray | None:
+        return analytic_ik._nearest(model, arm, pose, q_near, model.to_mdh(q_near), link, tolerance, analytic_ik.TOL)
+
+    return solve
+
+
 def task_space_line(model: Any, q_start: Any, target: Any, v_max: Any, a_max: Any, profile: str = "trapezoid",
                     duration: float | None = None, period: float = 0.005, link: str | None = None,
                     singular_tolerance: float = 1e-3, check_velocity_limits: bool = True,
-                    tolerance: float = 1e-10) -> SampledTrajectory:
+                    tolerance: float = 1e-10, *, inverse_geometry: str = "auto") -> SampledTrajectory:
     """Joint trajectory moving ``link`` (default the tip) on a straight line to ``target`` (001 §8.4).
 
     q_start: (n,) start configuration (its forward kinematics is the start pose).
@@ -139,14 +166,19 @@ def task_space_line(model: Any, q_start: Any, target: Any, v_max: Any, a_max: An
     seconds; the result is a C^2 :class:`SampledTrajectory` with the trajectory
     interface.  The returned object also carries ``.line`` (the :class:`TaskSpaceLine`).
     Raises ValueError with the time and configuration on singularities, joint
-    limit violations or IGM failure.
+    limit violations or IGM failure.  ``inverse_geometry``: ``"auto"`` (the closed-form
+    IGM when the arm has one, else Newton), ``"analytic"`` (ValueError if the arm has
+    none) or ``"numeric"`` (Newton only).
     """
+    if inverse_geometry not in ("auto", "analytic", "numeric"):
+        raise ValueError(f"inverse_geometry must be 'auto', 'analytic' or 'numeric', got {inverse_geometry!r}")
     q0 = model.check_joint_vector(q_start, "q_start")
     if q0.ndim != 1:
         raise ValueError("q_start must be a single joint vector")
     if not (math.isfinite(period) and period > 0.0):
         raise ValueError(f"period must be finite and positive, got {period}")
     link = link or model.tip_link
+    closed_form = _closed_form(model, link, inverse_geometry)
     line = TaskSpaceLine(model.forward_kinematics(q0, link), target, v_max, a_max, profile, duration)
     if line.duration == 0.0:
         z = np.zeros((2, q0.size))
@@ -165,16 +197,18 @@ def task_space_line(model: Any, q_start: Any, target: Any, v_max: Any, a_max: An
     qdd = np.empty_like(q)
     guess = q0.copy()
     for k in range(times.size):  # the IGM is sequential: each knot starts from the previous one
-        qk = guess
-        for _ in range(50):
-            err = _twist_error(poses[k], model.forward_kinematics(qk, link))
-            if np.max(np.abs(err)) <= tolerance:
-                break
-            jac = model.jacobian(qk, link)
-            qk = qk + np.linalg.lstsq(jac, err, rcond=None)[0]
-        else:
-            raise ValueError(f"inverse geometric model failed at t = {times[k]:.4g} s "
-                             f"(residual {np.max(np.abs(err)):.3g}); the path leaves the workspace or crosses a singularity")
+        qk = closed_form(poses[k], guess, tolerance) if closed_form is not None else None
+        if qk is None:
+            qk = guess
+            for _ in range(50):
+                err = _twist_error(poses[k], model.forward_kinematics(qk, link))
+                if np.max(np.abs(err)) <= tolerance:
+                    break
+                jac = model.jacobian(qk, link)
+                qk = qk + np.linalg.lstsq(jac, err, rcond=None)[0]
+            else:
+                raise ValueError(f"inverse geometric model failed at t = {times[k]:.4g} s (residual "
+                                 f"{np.max(np.abs(err)):.3g}); the path leaves the workspace or crosses a singularity")
         jac = model.jacobian(qk, link)
         sv = np.linalg.svd(jac, compute_uv=False)
         if sv.size < 6 or sv[-1] < singular_tolerance:
