@@ -64,6 +64,11 @@ def test_standalone_recorder_writes_every_state_on_sigint(tmp_path):
     with node_process("mujoco_sim", tmp_path, {"urdf_path": "planar2r", "control_period": 0.002,
                                                "timestep": 0.001, "use_sim_time": False}):
         with node_process("recorder", tmp_path, {"output": str(bag)}) as rec:
+            log = tmp_path / "recorder.log"
+            deadline = time.monotonic() + 60  # a loaded host takes seconds to start a Python node
+            while "recording /joint_states" not in (log.read_text() if log.exists() else ""):
+                assert rec.poll() is None and time.monotonic() < deadline, log.read_text() if log.exists() else ""
+                time.sleep(0.1)
             time.sleep(4.0)
         assert rec.returncode == 0
     with Reader(bag) as r:

@@ -583,7 +583,7 @@ def test_inertial_characteristics_equal_pinocchio(servers, client, robot):
     k_max = np.array(resp.coupling_max).reshape(n, n)
     lo, hi = (np.array(v).reshape(n, n) for v in (resp.inertia_min, resp.inertia_max))
     assert np.all(lo <= hi) and abs(k_max[~np.eye(n, dtype=bool)].max() - resp.max_coupling) < 1e-15
-    assert resp.general_coefficients == {6: 97, 7: 140}[n]  # 004 Table 2: N(2N^2 + 3N + 7)/6
+    assert resp.general_coefficients == {6: 97, 7: 147}[n]  # 004 Table 2: N(2N^2 + 3N + 7)/6
     assert resp.sparsity == pytest.approx(resp.nonzero_coefficients / resp.general_coefficients)
     report = json.loads(resp.report_json)
     assert report["joint_names"] == list(model.joint_names) and report["samples"] == 300

@@ -58,6 +58,9 @@ class JointStateRecorder(Node):
         topic = str(self.get_parameter("topic").value)
         # reliable and deep: every state of the lockstep simulation is kept
         self.create_subscription(JointState, topic, self.on_joint_states, 1000)
+        out = str(self.get_parameter("output").value)
+        if out:  # the standalone recorder: say when it listens (a user, or a test, waits for this line)
+            self.get_logger().info(f"recording {self.resolve_topic_name(topic)} until SIGINT, then writing {out}")
 
     @property
     def last_stamp(self) -> float | None:
@@ -113,6 +116,9 @@ class JointStateRecorder(Node):
         if out and self.stamps:
             p = self.write(out)
             self.get_logger().info(f"{len(self.stamps)} samples written to {p}")
+        elif out:
+            self.get_logger().warning(f"no message on {self.resolve_topic_name(str(self.get_parameter('topic').value))}"
+                                      f" was recorded: nothing written to {out}")
 
 
 # ---------------------------------------------------------------- the experiment
