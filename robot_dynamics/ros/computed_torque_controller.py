@@ -11,6 +11,8 @@ Python cannot be a ros2_control plugin, so this node talks to the topics of a
   trajectory replaces the current one; interpolation degree follows the filled fields);
 * subscribes ``~/pose_reference`` (``geometry_msgs/PoseStamped``) under a task-space law: the pose of ``task_link``
   to hold (see *Pose reference* below);
+* law ``elastic`` (elastic joints, 001 §7.3.8): subscribes ``motor_states_topic`` (``sensor_msgs/JointState`` of
+  the motors, only while that law is in use) and holds gravity while no fresh valid motor state is there;
 * publishes ``/<effort_controller>/commands`` (``std_msgs/Float64MultiArray``, configured joint order:
   joint efforts Γ, or with ``command_space: motor`` the motor torques τ_m = J_qmᵀ Γ of the robot's
   ``transmissions.*`` parameters, 001 eq. 7.33, the effort limits applied to Γ) and ``~/controller_state`` (``robot_dynamics_interfaces/ControllerState``);
@@ -83,6 +85,7 @@ import sys
 import threading
 import time
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 from control_msgs.action import FollowJointTrajectory
@@ -105,12 +108,15 @@ from robot_dynamics_interfaces.msg import ControllerState
 from robot_dynamics_interfaces.srv import SetDynamicParameters
 
 from ..control import CONTROLLERS, TASK_SPACE_CONTROLLERS, JointController, make_controller
+from ..control.elastic import ElasticJointController
 from ..control.task_space import NULL_SPACE_LAWS, TaskSpaceLaw
+from ..dynamics.elastic import ElasticJoints
 from ..identification.update import updated_model
 from ..kinematics.geometric_model import rotation_vector
 from ..model.robot_model import RobotModel
 from ..trajectory.sampled import SampledTrajectory, check_path_limits
 from . import cdr, lockstep, validation
+from .conversions import short
 from .description import RobotDescription
 from .diagnostics import ERROR, OK, WARN, DiagnosticsPublisher, Report
 from .parameters import Param, Schema
@@ -146,7 +152,7 @@ STATE_QUEUE = 10  # /joint_states kept between two cycles with state_input loop 
 CLOCK_OVERRIDE_NS = 10_000_000  # with state_input loop: the node clock follows /clock to within 10 ms
 
 PHASES = ("sampling", "law", "publish", "state_publish", "other")
-LAWS = tuple(CONTROLLERS) + tuple(c for c in TASK_SPACE_CONTROLLERS if c not in CONTROLLERS)
+LAWS = tuple(CONTROLLERS) + tuple(c for c in TASK_SPACE_CONTROLLERS if c not in CONTROLLERS) + ("elastic",)
 TASK_SPACE_LAWS = ("task_space", *TASK_SPACE_CONTROLLERS)  # the laws that take a pose reference
 MAX_POSE_BYTES = 4096  # serialized PoseStamped (a longer frame_id is refused before deserializing)
 POSE_IK_TOLERANCE = 1e-9  # m and rad: the inverse kinematics of a pose reference must reach it this closely
@@ -154,7 +160,9 @@ POSE_IK_TOLERANCE = 1e-9  # m and rad: the inverse kinematics of a pose referenc
 PARAMETERS = Schema(
     Param("law", "computed_torque", "control law: computed_torque (001 eq. 9.22/9.24), position (9.29), predictive "
           "(9.31), pd_gravity (9.12), pid (9.5/9.10); in the task space of task_link (joint trajectories and "
-          "~/pose_reference): task_space_computed_torque (9.33-9.35; task_space: the same), task_space_pid (9.17)",
+          "~/pose_reference): task_space_computed_torque (9.33-9.35; task_space: the same), task_space_pid (9.17); "
+          "for elastic joints (001 §7.3.8; elastic.* parameters, motor states on motor_states_topic): elastic "
+          "(link computed torque + motor PD, Spong's composite control)",
           choices=LAWS, live=True),
     Param("omega", 20.0, "closed-loop bandwidth, Kp = omega^2, Kd = 2 xi omega (001 eq. 9.26), unless kp/kd are given",
           lo=0.0, hi=1e4, open_lo=True, live=True, unit="rad/s"),
@@ -180,6 +188,19 @@ PARAMETERS = Schema(
     Param("pose_limit_margin", 0.05, "~/pose_reference: refused unless the arm and the pose's inverse kinematics keep "
           "every joint this far inside its position limits; while a pose is held, a joint this close to a limit makes "
           "the controller hold the current joint position", lo=0.0, hi=10.0, live=True, unit="rad, m"),
+    Param("elastic.stiffness", [], "law elastic: joint stiffness k (001 eq. 7.34), one value or one per joint (model "
+          "order)", kind="double_array", lo=0.0, open_lo=True, live=True, unit="N m/rad, N/m"),
+    Param("elastic.motor_inertia", [], "law elastic: motor inertia I_a (joint side), one value or one per joint; "
+          "empty: the model's rotor inertias Ia", kind="double_array", lo=0.0, open_lo=True, live=True,
+          unit="kg m^2"),
+    Param("elastic.motor_damping", [], "law elastic: motor viscous friction F_vm, one value or one per joint; empty: 0",
+          kind="double_array", lo=0.0, live=True, unit="N m s/rad"),
+    Param("elastic.omega_motor", 0.0, "law elastic: bandwidth of the motor (joint-torque) loop; 0: 3 omega, at least "
+          "sqrt(k / I_a)", lo=0.0, hi=1e5, live=True, unit="rad/s"),
+    Param("elastic.xi_motor", 0.7, "law elastic: damping ratio of the motor loop", lo=0.0, hi=100.0, live=True),
+    Param("motor_states_topic", "mujoco_sim/motor_states", "law elastic: sensor_msgs/JointState of the motors "
+          "(names <joint>_motor or <joint>; motor side, mapped through the transmissions.* parameters); a motor "
+          "state older than state_timeout makes the law hold gravity"),
     Param("effort_limits", [], "per-joint saturation of the commands (model order); empty: the URDF effort limits",
           kind="double_array", lo=0.0, open_lo=True, live=True, unit="N m, N"),
     Param("coulomb_velocity_band", -1.0, "velocity band of the Coulomb compensation Fc sat(v/band) (001 eq. 7.26); "
@@ -235,7 +256,9 @@ PARAMETERS = Schema(
 )
 # parameters whose change builds a new control context (adopted at a cycle boundary, the trajectory kept)
 CONTEXT_PARAMETERS = frozenset({"law", "omega", "xi", "kp", "kd", "effort_limits", "coulomb_velocity_band",
-                                "coulomb_velocity", "ki", "task_link", "null_space", "null_space_kp", "null_space_kd"})
+                                "coulomb_velocity", "ki", "task_link", "null_space", "null_space_kp", "null_space_kd",
+                                "elastic.stiffness", "elastic.motor_inertia", "elastic.motor_damping",
+                                "elastic.omega_motor", "elastic.xi_motor"})
 GAINS = ("p", "d", "i", "ff_velocity_scale")
 
 
@@ -501,6 +524,26 @@ class Context:
     hold_controller: JointController | None = None
 
 
+def _elastic_controller(model: RobotModel, v: dict, effort: np.ndarray | None, friction: dict) -> JointController:
+    """Law ``elastic``: :class:`~robot_dynamics.control.elastic.ElasticJointController` tuned from omega/xi and the
+    ``elastic.*`` parameters (one value for every joint, or one per joint in model order)."""
+    def per_joint(name: str) -> Any:
+        x = list(v[name])
+        if len(x) not in (0, 1, model.dof):
+            raise ValueError(f"{name} needs one value or {model.dof} (model order), got {len(x)}")
+        return None if not x else (x[0] if len(x) == 1 else np.array(x))
+
+    stiffness = per_joint("elastic.stiffness")
+    if stiffness is None:
+        raise ValueError("law elastic needs elastic.stiffness (the joints' stiffness k, 001 eq. 7.34)")
+    damping = per_joint("elastic.motor_damping")
+    elastic = ElasticJoints(stiffness=stiffness, motor_inertia=per_joint("elastic.motor_inertia"),
+                            motor_damping=0.0 if damping is None else damping)
+    wm = v["elastic.omega_motor"]
+    return ElasticJointController.tuned(model, elastic, v["omega"], v["xi"], omega_motor=wm if wm > 0 else None,
+                                        xi_motor=v["elastic.xi_motor"], effort_limit=effort, **friction)
+
+
 def _motor_map(model: RobotModel, command_space: str) -> np.ndarray | None:
     """J_qmᵀ (model order) when the commands are motor torques τ_m = J_qmᵀ Γ (001 eq. 7.33), else None."""
     if command_space != "motor":
@@ -607,6 +650,13 @@ class ComputedTorqueControllerNode(Node):
             self.create_subscription(JointState, "joint_states", self.on_joint_states, state_qos)
         # raw: the executor thread only sees bytes; the worker deserializes and checks
         self.create_subscription(JointTrajectory, "~/joint_trajectory", self.on_trajectory, 10, raw=True)
+        # law elastic: the motors' state (subscribed only while that law is in use: a 500 Hz topic costs the
+        # executor otherwise); (stamp, θ, θ̇) joint side, replaced as a whole
+        self.motor_state: tuple[float, np.ndarray, np.ndarray] | None = None
+        self._motor_sub = None
+        self._motor_topic = v["motor_states_topic"]
+        if self.law == "elastic":
+            self._subscribe_motor_states()
         self.create_subscription(PoseStamped, "~/pose_reference", self.on_pose_reference, 10, raw=True)
         self.create_service(Trigger, "~/statistics", self.on_statistics)
         self.action = FollowJointTrajectoryServer(self, v["action_monitor_rate"])
@@ -814,6 +864,8 @@ class ComputedTorqueControllerNode(Node):
         if law in TASK_SPACE_LAWS:
             controller = _task_space_controller(law, model, v, effort, friction)
             task_link = controller.link
+        elif law == "elastic":
+            controller = _elastic_controller(model, v, effort, friction)
         elif kp or kd:
             if len(kp) != model.dof or len(kd) != model.dof or law == "pid":
                 raise ValueError(f"kp and kd need {model.dof} values each (model order; not for law pid), got "
@@ -822,7 +874,7 @@ class ComputedTorqueControllerNode(Node):
         else:
             controller = make_controller(law, model, omega=v["omega"], xi=v["xi"], effort_limit=effort, **friction)
         hold_controller = None
-        if task_link is None:
+        if task_link is None and law != "elastic":
             controller = _with_joint_gains(controller, law, model, v, effort, friction)
         else:
             hold_controller = make_controller("computed_torque", model, omega=v["omega"], xi=v["xi"],
@@ -837,6 +889,43 @@ class ComputedTorqueControllerNode(Node):
             task_link=task_link, hold_controller=hold_controller, to_motor=_motor_map(model, v["command_space"]),
         )
 
+    def _subscribe_motor_states(self) -> None:
+        """Executor thread: subscribe ``motor_states_topic`` once (law elastic)."""
+        if self._motor_sub is None:
+            self._motor_sub = self.create_subscription(JointState, self._motor_topic, self.on_motor_states,
+                                                       qos_profile_sensor_data)
+            self.get_logger().info(f"law elastic: motor states from {self.resolve_topic_name(self._motor_topic)}")
+
+    def on_motor_states(self, msg: JointState) -> None:
+        """The motors' positions and velocities (motor side) -> θ, θ̇ joint side (``transmissions.*``); a message
+        that does not name every joint's motor with finite values is refused."""
+        try:
+            ctx = self.ctx or self._pending_ctx
+            if ctx is None:
+                return
+            model = ctx.model
+            index = {nm: k for k, nm in enumerate(msg.name)}
+            try:
+                cols = [index[f"{j}_motor"] if f"{j}_motor" in index else index[j] for j in model.joint_names]
+            except KeyError:
+                raise Refused("motor_state_names", f"motor states naming {short(list(msg.name))} lack a motor of "
+                                                   f"{model.joint_names}") from None
+            if len(msg.position) != len(msg.name) or len(msg.velocity) != len(msg.name):
+                raise Refused("motor_state_ragged", "motor states without one position and velocity per name")
+            qm = np.asarray(msg.position, float)[cols]
+            qmd = np.asarray(msg.velocity, float)[cols]
+            if not (np.all(np.isfinite(qm)) and np.all(np.isfinite(qmd))):
+                raise Refused("motor_state_nonfinite", "motor state with a non-finite value")
+            tr = model.transmission
+            if tr is not None:  # q = J_qm q_m (001 eq. 7.31)
+                qm, qmd = tr.joint_positions(qm), tr.joint_velocities(qmd)
+            stamp = msg.header.stamp.sec + 1e-9 * msg.header.stamp.nanosec
+            self.motor_state = (stamp, qm, qmd)
+        except Refused as exc:
+            self.refusals.refuse(exc.cause, str(exc))
+        except Exception as exc:  # noqa: BLE001 - never raise into the executor
+            self.refusals.refuse("motor_state_error", f"motor states: {type(exc).__name__}: {exc}")
+
     def _apply_parameters(self, changes: dict) -> None:
         """Executor thread, a ``SetParameters`` call accepted by the schema: a new law, gains, limits or friction
         options build a new control context now (``ValueError`` refuses the change with its reason: nothing
@@ -850,6 +939,8 @@ class ComputedTorqueControllerNode(Node):
                 ctx = self._build_context(base.model, values)
                 with self._lock:
                     self._pending_ctx, self._pending_params = ctx, ", ".join(sorted(changes))
+            if values["law"] == "elastic":
+                self._subscribe_motor_states()
         with self._lock:
             if "rate" in changes:
                 self.rate = values["rate"]
@@ -1499,6 +1590,14 @@ class ComputedTorqueControllerNode(Node):
         reference, the task-space law's ``compute_task`` (zero twist and acceleration)."""
         c = ctx.hold_controller if self.safe_hold and ctx.hold_controller is not None else ctx.controller
         try:
+            if getattr(c, "needs_motor_state", False):  # law elastic: the motors' state, fresh
+                ms = self.motor_state
+                if ms is None:
+                    raise ValueError(f"no motor state on {self._motor_topic} yet: holding gravity")
+                if abs(now - ms[0]) > self.timeout:
+                    raise ValueError(f"motor state stamped {now - ms[0]:.3f} s from the control time (state_timeout "
+                                     f"{self.timeout} s): holding gravity")
+                c.set_motor_state(ms[1], ms[2])
             if pose is not None:
                 return c.compute_task(now, self.q, self.qd, pose.pose)
             if type(c).compute is not JointController.compute:

@@ -73,6 +73,7 @@ from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray, String
 from std_srvs.srv import SetBool, Trigger
 
+from ..dynamics.elastic import ElasticJoints
 from ..model.inertia import with_payload
 from ..model.robot_model import RobotModel
 from ..sim.simulator import MujocoArm, PlantDiverged, perturbed
@@ -133,6 +134,12 @@ PARAMETERS = Schema(
           "model's)", kind="double_array", unit="N m, N"),
     Param("plant_stribeck_velocity", [], "the simulated arm's Stribeck velocity vs per joint (7.26 with B = 1/vs; "
           "0: no Stribeck term; empty: the model's)", kind="double_array", lo=0.0, unit="rad/s, m/s"),
+    Param("plant_joint_stiffness", [], "elastic joints (001 §7.3.8, eqs. 7.34-7.35): the simulated arm's joint "
+          "stiffness k per joint, or one value for all (a motor and a spring per joint; not in the controllers' "
+          "model unless they are told); empty: rigid joints", kind="double_array", lo=0.0, open_lo=True,
+          unit="N m/rad, N/m"),
+    Param("plant_motor_inertia", [], "elastic joints: motor inertia I_a per joint (joint side), or one value for all; "
+          "empty: the model's rotor inertias Ia", kind="double_array", lo=0.0, open_lo=True, unit="kg m^2"),
     Param("noise_q", 0.0, "standard deviation of the position measurement noise", lo=0.0, hi=1e3, unit="rad, m"),
     Param("seed", 0, "seed of the plant error and the noise"),
     Param("publish_clock", True, "publish /clock (the sim is the time source)"),
@@ -288,7 +295,14 @@ class MujocoSim(Node):
         if friction:  # the plant's extra friction (core MujocoArm), not in the controllers' model
             plant = plant.replace(**friction)
             self.get_logger().info(f"the simulated arm's friction: {({k: x.tolist() for k, x in friction.items()})}")
-        arm = MujocoArm(plant, timestep=self.timestep, noise_q=self.noise_q, rng=self.seed)
+        elastic = None
+        if len(v["plant_joint_stiffness"]):  # the motors of 7.34-7.35 replace the rotor inertias Ia of the joints
+            k, ia = (np.asarray(v[p], float) for p in ("plant_joint_stiffness", "plant_motor_inertia"))
+            elastic = ElasticJoints(stiffness=k[0] if k.size == 1 else k,
+                                    motor_inertia=None if ia.size == 0 else (ia[0] if ia.size == 1 else ia))
+            self.get_logger().info(f"the simulated arm has elastic joints: stiffness {k.tolist()}, motor inertia "
+                                   f"{ia.tolist() or 'Ia of the model'} (not in the controllers' model)")
+        arm = MujocoArm(plant, timestep=self.timestep, noise_q=self.noise_q, rng=self.seed, elastic=elastic)
         q0 = self.params.values["initial_positions"]
         q0 = np.zeros(model.dof) if len(q0) == 0 else np.asarray(q0, float)
         if q0.shape != (model.dof,) or not np.all(np.isfinite(q0)):
@@ -300,7 +314,7 @@ class MujocoSim(Node):
             if self.command_space == "motor" and model.transmission is None:
                 raise ValueError("command_space motor needs the robot's transmissions (transmissions.gear_ratio ...)")
             self.arm, self.model, self.joints, self.q0 = arm, model, joints, q0
-            self.motor_msg = None if model.transmission is None else JointState(
+            self.motor_msg = None if model.transmission is None and arm.elastic is None else JointState(
                 name=[f"{j}_motor" for j in model.joint_names])
             self.cmd_to_model = np.array([joints.index(j) for j in model.joint_names])
             self.limit = arm.effort_limit
@@ -480,11 +494,15 @@ class MujocoSim(Node):
         m.header.stamp = stamp
         m.position, m.velocity, m.effort = q.tolist(), qd.tolist(), effort.tolist()
         mm, tr = self.motor_msg, self.model.transmission
-        if mm is not None and tr is not None:
+        if mm is not None:  # motor side: q_m = J_qm⁻¹ θ, q̇_m, τ_m = J_qmᵀ Γ (θ = q unless the joints are elastic)
+            theta, thetad = (q, qd) if self.arm.elastic is None else self.arm.motor_state()
             mm.header.stamp = stamp
-            mm.position = tr.motor_positions(q).tolist()
-            mm.velocity = tr.motor_velocities(qd).tolist()
-            mm.effort = tr.motor_torques(effort).tolist()
+            if tr is None:
+                mm.position, mm.velocity, mm.effort = theta.tolist(), thetad.tolist(), effort.tolist()
+            else:
+                mm.position = tr.motor_positions(theta).tolist()
+                mm.velocity = tr.motor_velocities(thetad).tolist()
+                mm.effort = tr.motor_torques(effort).tolist()
         self.clock_msg.clock = stamp
         self.latest_stamp_ns = protocol.stamp_ns(stamp)
 
