@@ -607,3 +607,43 @@ def test_inertial_characteristics_hostile_requests(servers, client):
     assert proc.poll() is None
     resp = call_service(client, clients["inertia"], InertialCharacteristics.Request(positions=[0.1] * n))
     assert resp.success, resp.message
+
+
+def test_inverse_kinematics_all_closed_form_solutions(servers, client):
+    """``all_solutions`` on the RX-90: every configuration within the limits (002 Appendix 1 closed form) reproduces
+    the pose through Pinocchio, the configuration the pose came from is among them and comes first (nearest the
+    start); the Panda (no closed form) and position-only requests are refused with their causes."""
+    model, oracle, _, clients = servers["rx90"]
+    n = model.dof
+    perm = _cycle(n)
+    names = [model.joint_names[i] for i in perm]
+    rng = np.random.default_rng(8)
+    counts, worst = [], 0.0
+    for _ in range(10):
+        q = _inner(model, rng)
+        target = oracle.pose(q, model.tip_link)
+        req = InverseKinematics.Request(target=_pose_msg(target), joint_names=names, initial_positions=q[perm].tolist(),
+                                        all_solutions=True)
+        resp = call_service(client, clients["ik"], req)
+        assert resp.success, resp.message
+        sols = np.array(resp.solutions).reshape(-1, n)
+        model_order = np.empty_like(sols)
+        model_order[:, perm] = sols
+        counts.append(len(sols))
+        lo, hi = model.limits["lower"], model.limits["upper"]
+        assert np.all(model_order >= lo - 1e-12) and np.all(model_order <= hi + 1e-12)
+        for s in model_order:
+            p, r = _errors(oracle, s, model.tip_link, target)
+            worst = max(worst, p, r)
+        assert np.abs(model_order[0] - q).max() < 1e-8, (model_order[0], q)
+        assert np.allclose(resp.positions, sols[0])
+        assert len({tuple(np.round(s, 6)) for s in model_order}) == len(sols)  # distinct
+    print(f"RX-90 closed-form solutions within the limits per pose: {counts}; worst pose error {worst:.2e}")
+    assert worst < 1e-9 and min(counts) >= 1 and max(counts) <= 8
+    pmodel, poracle, _, panda = servers["panda"]
+    resp = call_service(client, panda["ik"], InverseKinematics.Request(
+        target=_pose_msg(poracle.pose(_inner(pmodel, rng), PANDA_TIP)), all_solutions=True))
+    assert not resp.success and resp.message.startswith("no_closed_form:"), resp.message
+    resp = call_service(client, clients["ik"], InverseKinematics.Request(
+        target=_pose_msg(oracle.pose(_inner(model, rng), model.tip_link)), all_solutions=True, position_only=True))
+    assert not resp.success and resp.message.startswith("all_solutions:"), resp.message

@@ -22,7 +22,7 @@ Services (joint order by name; empty ``joint_names`` = model order):
 Every bad request is answered with ``success=false`` and a message ``"<cause>: <sentence>"``
 (causes: ``no_model``, ``too_large``, ``empty``, ``joint_names``, ``ragged``, ``non_finite``,
 ``overflow``, ``samples``, ``unknown_method``, ``singular_inertia``, ``unknown_link``, ``frame_id``, ``quaternion``,
-``tolerance``, ``unknown_secondary``, ``posture``, ``weights``, ``unreachable``, ``no_solution``,
+``tolerance``, ``unknown_secondary``, ``all_solutions``, ``no_closed_form``, ``posture``, ``weights``, ``unreachable``, ``no_solution``,
 ``invalid``, ``internal_error``); every output is checked finite (but a condition number or force
 ellipsoid length, infinite at a singularity); the node keeps serving.
 
@@ -73,6 +73,7 @@ from robot_dynamics_interfaces.srv import (
 from ..dynamics.inertial_characteristics import MAX_REPORT_SAMPLES, inertia_report, inertial_characteristics
 from ..identification.update import updated_model
 from ..kinematics.analysis import jdot_qd, kinematic_analysis, link_velocity, manipulability
+from ..kinematics.analytic_ik import analytic_inverse_geometry
 from ..kinematics.redundancy import inverse_kinematics as solve_inverse_kinematics
 from ..kinematics.redundancy import reach_bound
 from ..model.robot_model import RobotModel
@@ -513,12 +514,29 @@ class DynamicsServer(Node):
             raise Refused("unreachable", f"the target of {link!r} is outside the workspace: {dist:.6g} m from "
                           f"{np.round(center, 6).tolist()}, beyond the reach {radius:.6g} m of the arm")
         lim = model.limits
-        try:
-            with np.errstate(all="ignore"):
-                q = solve_inverse_kinematics(model, target, q0, link, position_only=position_only, tolerance=tol,
-                                             secondary=secondary, weights=weights)
-        except ValueError as exc:  # the inputs were checked above: the core found no solution
-            raise Refused("no_solution", str(exc)) from None
+        solutions: list[np.ndarray] = []
+        if request.all_solutions:
+            if position_only or request.secondary or weights is not None:
+                raise Refused("all_solutions", "all_solutions takes a full pose, without secondary or weights")
+            if q0 is None:
+                q0 = 0.5 * (lim["lower"] + lim["upper"])
+            try:
+                with np.errstate(all="ignore"):
+                    solutions = analytic_inverse_geometry(model, target, link, q_ref=q0, within_limits=True,
+                                                          tolerance=max(tol, 1e-9))
+            except ValueError as exc:
+                raise Refused("no_closed_form", f"no closed-form inverse geometry for {link!r}: {exc}") from None
+            if not solutions:
+                raise Refused("no_solution", "the closed-form inverse geometry has no solution within the joint limits")
+            solutions.sort(key=lambda s: float(np.linalg.norm(s - q0)))
+            q = solutions[0]
+        else:
+            try:
+                with np.errstate(all="ignore"):
+                    q = solve_inverse_kinematics(model, target, q0, link, position_only=position_only, tolerance=tol,
+                                                 secondary=secondary, weights=weights)
+            except ValueError as exc:  # the inputs were checked above: the core found no solution
+                raise Refused("no_solution", str(exc)) from None
         q = np.clip(q, lim["lower"], lim["upper"])  # the core keeps its iterates inside: a no-op, as a guarantee
         # the errors of the answer, measured here through the DGM (not taken from the solver)
         pose = model.forward_kinematics(q, link)
@@ -532,6 +550,8 @@ class DynamicsServer(Node):
                           f"{orientation_error:.3g} rad (tolerance {tol:g}), measured through the DGM")
         response.joint_names = order.names
         response.positions = q[order.to_request].tolist()
+        if solutions:
+            response.solutions = np.array(solutions)[:, order.to_request].ravel().tolist()
         response.position_error = position_error
         response.orientation_error = orientation_error
         response.manipulability = w
