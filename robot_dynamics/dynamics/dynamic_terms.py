@@ -21,6 +21,7 @@ from typing import Any
 
 import numpy as np
 
+from ..model.inertia import skew
 from ..model.mdh import PRISMATIC
 from .inverse_dynamics import (
     _gravity_r0,
@@ -43,23 +44,14 @@ __all__ = [
 ]
 
 
-def _hat(v: np.ndarray) -> np.ndarray:
-    """Skew matrices (..., 3, 3) of vectors (..., 3)."""
-    out = np.zeros(v.shape + (3,))
-    out[..., 0, 1], out[..., 0, 2] = -v[..., 2], v[..., 1]
-    out[..., 1, 0], out[..., 1, 2] = v[..., 2], -v[..., 0]
-    out[..., 2, 0], out[..., 2, 1] = -v[..., 1], v[..., 0]
-    return out
-
-
 def spatial_inertias(model: Any) -> np.ndarray:
     """^j𝕀_j (n, 6, 6) of 001 eq. 7.21, ordering [v; ω] / [f; m], about O_j in R_j."""
     jo, ms, mass = inertia_tensors(model)
     n = model.dof
     out = np.zeros((n, 6, 6))
     out[:, :3, :3] = mass[:, None, None] * np.eye(3)
-    out[:, 3:, :3] = _hat(ms)
-    out[:, :3, 3:] = -_hat(ms)
+    out[:, 3:, :3] = skew(ms)
+    out[:, :3, 3:] = -skew(ms)
     out[:, 3:, 3:] = jo
     return out
 
@@ -70,7 +62,7 @@ def screw_transforms(rot: np.ndarray, pos: np.ndarray) -> np.ndarray:
     out = np.zeros(rot.shape[:-2] + (6, 6))
     out[..., :3, :3] = rt
     out[..., 3:, 3:] = rt
-    out[..., :3, 3:] = -rt @ _hat(pos)
+    out[..., :3, 3:] = -rt @ skew(pos)
     return out
 
 
@@ -148,12 +140,12 @@ def _world_screws_and_inertias(model: Any, q: np.ndarray) -> tuple[np.ndarray, n
     jo, ms, mass = inertia_tensors(model)
     s = np.einsum("bnij,nj->bni", rot, ms)  # first moment about O_j, in R_0
     h = mass[:, None] * p + s
-    ph, sh = _hat(p), _hat(s)
+    ph, sh = skew(p), skew(s)
     j0 = rot @ jo @ np.swapaxes(rot, -1, -2) - ph @ sh - sh @ ph - mass[:, None, None] * ph @ ph
     inert = np.zeros(p.shape[:-1] + (6, 6))
     inert[..., :3, :3] = mass[:, None, None] * np.eye(3)
-    inert[..., :3, 3:] = -_hat(h)
-    inert[..., 3:, :3] = _hat(h)
+    inert[..., :3, 3:] = -skew(h)
+    inert[..., 3:, :3] = skew(h)
     inert[..., 3:, 3:] = j0
     return sc, inert
 

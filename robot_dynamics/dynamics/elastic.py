@@ -49,6 +49,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from .forward_dynamics import cholesky_solve
+from .inverse_dynamics import check_states
 
 __all__ = [
     "ElasticAccelerations",
@@ -147,16 +148,6 @@ class ElasticInverseDynamics(NamedTuple):
     joint_torque: np.ndarray  # τ_J = k (q_M − q) = A q̈ + H, the spring torque on the link
 
 
-def _states(model: Any, *arrays: tuple[Any, str]) -> tuple[list[np.ndarray], bool]:
-    out = [model.check_joint_vector(a, what) for a, what in arrays]
-    shape = out[0].shape
-    for a, (_, what) in zip(out[1:], arrays[1:], strict=True):
-        if a.shape != shape:
-            raise ValueError(f"{what} has shape {a.shape}, expected {shape} like {arrays[0][1]}")
-    batch = len(shape) == 2
-    return [a if batch else a[None, :] for a in out], batch
-
-
 def link_inertia_matrix(model: Any, q: Any) -> np.ndarray:
     """A(q) of 7.35a: the model's inertia matrix without the rotor inertias ``Ia`` (module docstring)."""
     a = np.array(model.inertia_matrix(q), dtype=float)
@@ -189,7 +180,7 @@ def elastic_forward_dynamics(
     q̈ = A⁻¹ (k (θ − q) − H(q, q̇)) with the link-side A and H of the model (7.35a; A by the
     model's engine, Cholesky solve), q̈_M = I_a⁻¹ (Γ − F_vm θ̇ − F_cm sign θ̇ − k (θ − q)) (7.35b).
     """
-    (q, qd, theta, thetad, tau), batch = _states(
+    (q, qd, theta, thetad, tau), batch = check_states(
         model, (q, "q"), (qd, "qd"), (theta, "theta"), (thetad, "thetad"), (tau, "tau"))
     e = elastic.resolve(model)
     spring = e.stiffness * (theta - q)  # τ_J = k (q_M − q)
@@ -214,7 +205,7 @@ def elastic_inverse_dynamics(
     """Motor positions, velocities, accelerations and efforts that make the links follow q(t) (the
     flat-output inverse of 7.35; module docstring), from q, q̇, q̈, q⁽³⁾, q⁽⁴⁾ at the same instants,
     (n,) or (N, n).  ``step`` (s): finite-difference step along the Taylor jet."""
-    (q, qd, qdd, q3, q4), batch = _states(
+    (q, qd, qdd, q3, q4), batch = check_states(
         model, (q, "q"), (qd, "qd"), (qdd, "qdd"), (qddd, "qddd"), (qdddd, "qdddd"))
     if not (np.isfinite(step) and step > 0.0):
         raise ValueError(f"step must be finite and > 0, got {step}")

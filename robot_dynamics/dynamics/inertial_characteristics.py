@@ -61,7 +61,7 @@ from typing import Any
 
 import numpy as np
 
-from ..model.inertia import inertia_tensor
+from ..model.inertia import inertia_tensor, skew
 from ..model.mdh import PRISMATIC
 
 __all__ = [
@@ -87,15 +87,6 @@ _CHUNK = 250  # configurations per batch in the report (memory: chunk * n^3 floa
 # factor PID_INERTIA_RATIO over the workspace
 PID_ROW_COUPLING = 0.5
 PID_INERTIA_RATIO = 2.0
-
-
-def _hat(v: np.ndarray) -> np.ndarray:
-    """Skew matrices (..., 3, 3) of vectors (..., 3): hat(a) b = a × b."""
-    out = np.zeros(v.shape + (3,))
-    out[..., 0, 1], out[..., 0, 2] = -v[..., 2], v[..., 1]
-    out[..., 1, 0], out[..., 1, 2] = v[..., 2], -v[..., 0]
-    out[..., 2, 0], out[..., 2, 1] = -v[..., 1], v[..., 0]
-    return out
 
 
 def _dot(a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -280,8 +271,8 @@ def _inertia_derivatives(z: np.ndarray, O: np.ndarray, sig: np.ndarray, rot: np.
     """∂d_ij/∂q_k (B, k, i, j) from the velocity fields u_i(r) = a_i + A_i r and the subtree moments M, h, S."""
     B, n = z.shape[:2]
     a = sig[:, None] * z - rot[:, None] * np.cross(z, O)  # u_i(r) = σ_i z_i + σ*_i z_i × (r − O_i)
-    A = rot[:, None, None] * _hat(z)
-    hz = _hat(z)
+    A = rot[:, None, None] * skew(z)
+    hz = skew(z)
     zx_a = np.einsum("bixy,bky->bikx", hz, a)  # z_i × u_k: constant part
     zx_A = np.einsum("bixy,bkyw->bikxw", hz, A)  # ... and linear part
 

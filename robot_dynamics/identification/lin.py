@@ -33,7 +33,7 @@ from typing import Any
 
 import numpy as np
 
-from ..model.inertia import inertia_tensor
+from ..model.inertia import inertia_tensor, skew
 from ..model.mdh import PRISMATIC
 from ..model.robot_model import RobotModel
 from .lin_composite import _require_serial, renaud_gravity_torques, renaud_inertia_matrix
@@ -64,13 +64,9 @@ TABLE_II: dict[int, dict[str, float]] = {
 }
 
 
-def _skew(a: np.ndarray) -> np.ndarray:
-    return np.array([[0.0, -a[2], a[1]], [a[2], 0.0, -a[0]], [-a[1], a[0], 0.0]])
-
-
 def _huygens(s: np.ndarray, m: float, c: np.ndarray) -> np.ndarray:
     """Inertia about O of a body of mass m and first moment c about O', with O' at s from O (eq. 7)."""
-    ss, sc = _skew(s), _skew(c)
+    ss, sc = skew(s), skew(c)
     return -m * ss @ ss - ss @ sc - sc @ ss
 
 
@@ -152,14 +148,14 @@ def varying_parts(model: RobotModel, consts: LinConstants, q: Any, j: int) -> tu
         if model.sigma[i] == PRISMATIC:  # (23), (25)
             b = rot.T @ np.array([model.d[i], 0.0, 0.0])  # b_{i+1}^(i+1) = [b C(theta), -b S(theta), 0] (27)
             d = np.array([0.0, 0.0, (rot.T @ s)[2]])  # d_{i+1}^(i+1) (28): d = d' + q (MDH r)
-            sb, sd, sc, sl = _skew(b), _skew(d), _skew(kk + ell), _skew(ell)
+            sb, sd, sc, sl = skew(b), skew(d), skew(kk + ell), skew(ell)
             v = rot @ (v - mh * sd @ sd - mh * sd @ sb - mh * sb @ sd - sd @ sc - sc @ sd - sb @ sl - sl @ sb) @ rot.T
             ell = rot @ (ell + np.array([0.0, 0.0, mh * d[2]]))
         else:  # (19), (21)
             ell = rot @ (ell + np.array([kk[0], kk[1], 0.0]))
             ut = np.array([[uu[0, 0] - uu[1, 1], uu[0, 1], uu[0, 2]], [uu[0, 1], 0.0, uu[1, 2]],
                            [uu[0, 2], uu[1, 2], 0.0]])
-            ss, sl = _skew(s), _skew(ell)
+            ss, sl = skew(s), skew(ell)
             v = rot @ (v + ut) @ rot.T - ss @ sl - sl @ ss
     return ell, v
 

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ..model.inertia import central_inertia
+from ..model.inertia import central_inertia, skew
 from ..model.mdh import PRISMATIC
 
 if TYPE_CHECKING:
@@ -37,10 +37,6 @@ __all__ = [
 ]
 
 Composite = tuple[np.ndarray, np.ndarray, np.ndarray]
-
-
-def _skew(a: np.ndarray) -> np.ndarray:
-    return np.array([[0.0, -a[2], a[1]], [a[2], 0.0, -a[0]], [-a[1], a[0], 0.0]])
 
 
 def _require_serial(model: RobotModel) -> None:
@@ -96,7 +92,7 @@ def composite_bodies(model: RobotModel, q: Any) -> Composite:
             sc = ri.T @ (frames[j][:3, 3] - pi) + rij @ c  # ^i_j s^(i) + c_j^(i)
             mh[i - 1] += m  # (5)
             ch[i - 1] += m * sc  # (6)
-            jh[i - 1] += rij @ ic @ rij.T - m * _skew(sc) @ _skew(sc)  # (7)
+            jh[i - 1] += rij @ ic @ rij.T - m * skew(sc) @ skew(sc)  # (7)
     return mh, ch, jh
 
 
@@ -104,7 +100,7 @@ def composite_central_inertia(m_hat: float, c_hat: np.ndarray, j_hat: np.ndarray
     """Î_j: inertia of a composite body about its own centre of mass, 003 eq. (46) Î = Ĵ + [ĉ×][ĉ×]/m̂."""
     if m_hat <= 0.0:
         return np.array(j_hat, float)
-    return j_hat + _skew(c_hat) @ _skew(c_hat) / m_hat
+    return j_hat + skew(c_hat) @ skew(c_hat) / m_hat
 
 
 def _geometry(model: RobotModel, q: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

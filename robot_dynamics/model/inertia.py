@@ -22,6 +22,16 @@ INERTIAL_NAMES = ("XX", "XY", "XZ", "YY", "YZ", "ZZ", "MX", "MY", "MZ", "M")
 MIN_INERTIA = 1e-12  # kg m^2: smallest principal moment physically_consistent leaves (MuJoCo refuses zeros)
 
 
+def skew(v: Any) -> np.ndarray:
+    """Skew-symmetric matrices (..., 3, 3) of vectors (..., 3): skew(a) b = a × b (002 eq. 2.41's â)."""
+    v = np.asarray(v, dtype=float)
+    out = np.zeros(v.shape + (3,))
+    out[..., 0, 1], out[..., 0, 2] = -v[..., 2], v[..., 1]
+    out[..., 1, 0], out[..., 1, 2] = v[..., 2], -v[..., 0]
+    out[..., 2, 0], out[..., 2, 1] = -v[..., 1], v[..., 0]
+    return out
+
+
 def inertia_tensor(row: np.ndarray) -> np.ndarray:
     """J_O (3, 3) from ``XX XY XZ YY YZ ZZ`` (001 eq. 7.3, XY = -∫xy dm)."""
     xx, xy, xz, yy, yz, zz = row[:6]
@@ -123,6 +133,7 @@ def perturbed(
 
 
 __all__ = [
+    "skew",
     "INERTIAL_NAMES",
     "MIN_INERTIA",
     "central_inertia",
