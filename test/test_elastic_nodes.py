@@ -71,8 +71,9 @@ def _run(tmp_path, law: str, ns: str) -> dict:
                 assert time.monotonic() < deadline, (tmp_path / law / "computed_torque_controller.log").read_text()[-2000:]
             q0 = states[-1][1].copy()
             traj = _quintic(names, q0, q0 + MOVE)
-            # start 0.3 s ahead in sim time (JTC: the header stamp), so the reference is known by stamp
-            t0 = states[-1][0] + 0.3
+            # start 1 s ahead in sim time (JTC: the header stamp), so the reference is known by stamp and a slow
+            # host still delivers the trajectory before it starts
+            t0 = states[-1][0] + 1.0
             traj.header.stamp.sec, traj.header.stamp.nanosec = int(t0), round((t0 - int(t0)) * 1e9)
             send_trajectory(node, traj, topic=f"{ns}/computed_torque_controller/joint_trajectory")
             deadline = time.monotonic() + 40  # a diverged plant is braked by its drive: sim time may stop
