@@ -68,7 +68,7 @@ def _run(tmp_path, law: str, ns: str, move: bool = True) -> dict:
         with node_process("mujoco_sim", tmp_path / law, params=sim, remaps={"__ns": ns}), \
                 node_process("computed_torque_controller", tmp_path / law, params=ctl, remaps={"__ns": ns}):
             deadline = time.monotonic() + 60
-            while len(commands) < 50 or not motors:
+            while len(commands) < 50 or not motors or not states:
                 rclpy.spin_once(node, timeout_sec=0.05)
                 assert time.monotonic() < deadline, (tmp_path / law / "computed_torque_controller.log").read_text()[-2000:]
             t_hold, q_hold = states[-1][0], states[-1][1].copy()
@@ -148,7 +148,7 @@ def test_elastic_law_without_valid_motor_states_holds_gravity(ros, tmp_path):
         with node_process("mujoco_sim", tmp_path, params=sim, remaps={"__ns": ns}), \
                 node_process("computed_torque_controller", tmp_path, params=ctl, remaps={"__ns": ns}) as proc:
             deadline = time.monotonic() + 60
-            while len(commands) < 50:
+            while len(commands) < 50 or not states:
                 rclpy.spin_once(node, timeout_sec=0.05)
                 assert time.monotonic() < deadline, log.read_text()[-2000:]
             q_start = states[-1].copy()

@@ -131,7 +131,7 @@ def test_trajectory_generator_parameters(ros, tmp_path):
     ("computed_torque_controller", "rate:=0.0", "rate: 0 is not in (0, 10000]"),
     ("computed_torque_controller", "law:=fast", "law: 'fast' is not one of ['computed_torque', 'position', "
                                                 "'predictive', 'pd_gravity', 'pid', 'task_space', "
-                                                "'task_space_computed_torque', 'task_space_pid']"),
+                                                "'task_space_computed_torque', 'task_space_pid', 'elastic']"),
     ("mujoco_sim", "timeout_behavior:=explode", "timeout_behavior: 'explode' is not one of ['brake', 'zero', 'damp']"),
 ])
 def test_bad_start_value_stops_the_node_with_one_line(module, override, line):

@@ -81,7 +81,7 @@ def test_coupled_wrist_driven_in_motor_torques(tmp_path):
                              param_files=[PARAMS],
                              remaps={"__ns": NS}):
             deadline = time.monotonic() + 60
-            while len(commands) < 50 or not motors:
+            while len(commands) < 50 or not motors or not states:
                 rclpy.spin_once(node, timeout_sec=0.05)
                 assert time.monotonic() < deadline, (f"{len(commands)} commands, {len(motors)} motor states: "
                                                      + (tmp_path / "computed_torque_controller.log").read_text()[-1500:])
