@@ -160,3 +160,24 @@ def publish_still_arm(node: Any, names: Sequence[str], q: Sequence[float], perio
         pub.publish(msg)
 
     return node.create_timer(period, publish)
+
+
+def quintic_trajectory(names: Sequence[str], q0: Any, q1: Any, duration: float, points: int = 41) -> Any:
+    """A ``JointTrajectory`` q0 -> q1 in ``duration`` s along s(u) = 10u³ − 15u⁴ + 6u⁵ (rest to rest), ``points``
+    points from t = 0 with positions, velocities and accelerations."""
+    import numpy as np
+    from builtin_interfaces.msg import Duration
+    from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
+
+    q0, q1 = np.asarray(q0, float), np.asarray(q1, float)
+    msg = JointTrajectory(joint_names=list(names))
+    for t in np.linspace(0.0, duration, points):
+        u = t / duration
+        s = 10 * u**3 - 15 * u**4 + 6 * u**5
+        sd = (30 * u**2 - 60 * u**3 + 30 * u**4) / duration
+        sdd = (60 * u - 180 * u**2 + 120 * u**3) / duration**2
+        sec = int(t)
+        msg.points.append(JointTrajectoryPoint(
+            positions=(q0 + s * (q1 - q0)).tolist(), velocities=(sd * (q1 - q0)).tolist(),
+            accelerations=(sdd * (q1 - q0)).tolist(), time_from_start=Duration(sec=sec, nanosec=round((t - sec) * 1e9))))
+    return msg

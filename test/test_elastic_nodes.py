@@ -11,11 +11,9 @@ import time
 import numpy as np
 import pytest
 import rclpy
-from builtin_interfaces.msg import Duration
-from ros_harness import node_process, send_trajectory
+from ros_harness import node_process, quintic_trajectory, send_trajectory
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
-from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
 from robot_dynamics.model.robots import load_model
 
@@ -24,19 +22,6 @@ STIFFNESS = [910.0, 79.0]  # N m/rad: sqrt(k / I_a) = 2 pi 10.7 and 2 pi 10 rad/
 MOTOR = [0.2, 0.02]  # kg m^2, joint side
 MOVE = np.array([0.4, -0.5])
 T = 2.0
-
-
-def _quintic(names: list[str], q0: np.ndarray, q1: np.ndarray) -> JointTrajectory:
-    msg = JointTrajectory(joint_names=names)
-    for t in np.linspace(0.0, T, 81):
-        u = t / T
-        s, sd = 10 * u**3 - 15 * u**4 + 6 * u**5, (30 * u**2 - 60 * u**3 + 30 * u**4) / T
-        sdd = (60 * u - 180 * u**2 + 120 * u**3) / T**2
-        sec = int(t)
-        msg.points.append(JointTrajectoryPoint(
-            positions=(q0 + s * (q1 - q0)).tolist(), velocities=(sd * (q1 - q0)).tolist(),
-            accelerations=(sdd * (q1 - q0)).tolist(), time_from_start=Duration(sec=sec, nanosec=round((t - sec) * 1e9))))
-    return msg
 
 
 def _reference(t: np.ndarray, q0: np.ndarray, q1: np.ndarray) -> np.ndarray:
@@ -80,7 +65,7 @@ def _run(tmp_path, law: str, ns: str, move: bool = True) -> dict:
             if not move:
                 return out
             q0 = states[-1][1].copy()
-            traj = _quintic(names, q0, q0 + MOVE)
+            traj = quintic_trajectory(names, q0, q0 + MOVE, T, points=81)
             # start 1 s ahead in sim time (JTC: the header stamp), so the reference is known by stamp and a slow
             # host still delivers the trajectory before it starts
             t0 = states[-1][0] + 1.0

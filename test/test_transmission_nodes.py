@@ -15,11 +15,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 import rclpy
-from builtin_interfaces.msg import Duration
-from ros_harness import node_process, send_trajectory
+from ros_harness import node_process, quintic_trajectory, send_trajectory
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
-from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
 from robot_dynamics.model.robots import load_model
 
@@ -40,20 +38,6 @@ def motor_positions_by_hand(q: np.ndarray) -> np.ndarray:
     qm = N * q
     qm[5] = N[5] * (q[5] - C * q[4])
     return qm
-
-
-def _move(names: list[str], q0: np.ndarray, q1: np.ndarray, T: float) -> JointTrajectory:
-    msg = JointTrajectory(joint_names=names)
-    for t in np.linspace(0.0, T, 41):
-        u = t / T
-        s = 10 * u**3 - 15 * u**4 + 6 * u**5
-        sd = (30 * u**2 - 60 * u**3 + 30 * u**4) / T
-        sdd = (60 * u - 180 * u**2 + 120 * u**3) / T**2
-        sec = int(t)
-        msg.points.append(JointTrajectoryPoint(
-            positions=(q0 + s * (q1 - q0)).tolist(), velocities=(sd * (q1 - q0)).tolist(),
-            accelerations=(sdd * (q1 - q0)).tolist(), time_from_start=Duration(sec=sec, nanosec=round((t - sec) * 1e9))))
-    return msg
 
 
 def test_coupled_wrist_driven_in_motor_torques(tmp_path):
@@ -87,7 +71,7 @@ def test_coupled_wrist_driven_in_motor_torques(tmp_path):
                                                      + (tmp_path / "computed_torque_controller.log").read_text()[-1500:])
             q0 = states[-1][0].copy()
             target = q0 + np.array([0.0, 0.2, -0.2, 0.3, 0.4, -0.5])
-            send_trajectory(node, _move(names, q0, target, 2.0), topic=f"{NS}/computed_torque_controller/joint_trajectory")
+            send_trajectory(node, quintic_trajectory(names, q0, target, 2.0), topic=f"{NS}/computed_torque_controller/joint_trajectory")
             deadline = time.monotonic() + 30
             while np.abs(states[-1][0] - target).max() > 2e-3:
                 rclpy.spin_once(node, timeout_sec=0.05)

@@ -706,10 +706,8 @@ def _nearest(model: RobotModel, arm: _Arm, target: np.ndarray, q_ref: np.ndarray
     mdh = _mdh_solutions(arm, t06, defaults, tol)
     if not mdh:
         return None
-    offset = np.where(model.sigma == PRISMATIC, model.r, model.theta)
-    revolute = model.sigma != PRISMATIC
-    qs = model.sign * (np.array(mdh) - offset)
-    qs = np.where(revolute, q_ref + _wrap(qs - q_ref), qs)
+    qs = np.array(_to_urdf(model, mdh))
+    qs = np.where(model.sigma != PRISMATIC, q_ref + _wrap(qs - q_ref), qs)
     best = qs[int(np.argmin(np.linalg.norm(qs - q_ref, axis=1)))]
     return best if _pose_errors(model, best[None], link, target)[0] <= tolerance else None
 

@@ -892,6 +892,7 @@ class ComputedTorqueControllerNode(Node):
     def _subscribe_motor_states(self) -> None:
         """Executor thread: subscribe ``motor_states_topic`` once (law elastic)."""
         if self._motor_sub is None:
+            self.motor_state = None  # one from an earlier subscription is stale: "no motor state yet" until one comes
             self._motor_sub = self.create_subscription(JointState, self._motor_topic, self.on_motor_states,
                                                        qos_profile_sensor_data)
             self.get_logger().info(f"law elastic: motor states from {self.resolve_topic_name(self._motor_topic)}")
@@ -941,6 +942,9 @@ class ComputedTorqueControllerNode(Node):
                     self._pending_ctx, self._pending_params = ctx, ", ".join(sorted(changes))
             if values["law"] == "elastic":
                 self._subscribe_motor_states()
+            elif self._motor_sub is not None:  # another law: the 500 Hz motor states would only cost the executor
+                self.destroy_subscription(self._motor_sub)  # (the elastic law, until the next cycle adopts the new
+                self._motor_sub = None                       # one, keeps the last motor state: fresh for a cycle)
         with self._lock:
             if "rate" in changes:
                 self.rate = values["rate"]

@@ -36,7 +36,7 @@ from sensor_msgs.msg import JointState
 from std_msgs.msg import String
 
 from ..model.robot_model import RobotModel
-from ..model.robots import by_joint, resolve_urdf
+from ..model.robots import by_joint, resolve_urdf, transmission_config
 from ..model.urdf_conversion import expand_xacro, is_xacro_path
 from .parameters import Param, Schema
 from .runtime import Refusals, Refused
@@ -230,12 +230,9 @@ class RobotDescription:
 
     def transmission_config(self) -> dict[str, Any] | None:
         """The ``transmissions.*`` parameters as a :class:`~robot_dynamics.model.transmission.Transmission`
-        config (None: no gear ratio given, the joints are driven directly)."""
-        values = self.params.values
-        if not values["transmissions.gear_ratio"]:
-            return None
-        keys = ("gear_ratio", "coupling", "motor_inertia", "motor_viscous", "motor_coulomb")
-        return {k: list(values[f"transmissions.{k}"]) for k in keys if values[f"transmissions.{k}"]}
+        config (None: none given, the joints are driven directly; without gear_ratio the model refuses it)."""
+        given = {k: list(v) for k, v in self.params.values.items() if k.startswith("transmissions.") and v}
+        return transmission_config(given)  # the parser of the robot parameter files (config/<robot>.yaml)
 
     def _watch_locked(self, model: RobotModel) -> None:
         """Subscribe /joint_states once when locked joints still wait for their measured position."""
