@@ -1,7 +1,7 @@
 """Issue 21: elastic joints on ROS.  ``mujoco_sim`` simulates a planar 2R whose joints are springs between motor and
 link (001 §7.3.8, ``plant_joint_stiffness``: about 5 Hz per joint) and publishes the motors on ``~/motor_states``;
 ``computed_torque_controller`` drives it with law ``elastic`` (link computed torque + motor PD, Spong's composite
-control) or, for comparison, the rigid computed torque.  Asserted on what the arm does (the link positions of
+control).  Asserted on what the arm does (the link positions of
 ``joint_states`` against the planned move), in separate processes over DDS."""
 
 from __future__ import annotations
@@ -29,9 +29,9 @@ def _reference(t: np.ndarray, q0: np.ndarray, q1: np.ndarray) -> np.ndarray:
     return q0 + (10 * u**3 - 15 * u**4 + 6 * u**5) * (q1 - q0)
 
 
-def _run(tmp_path, law: str, ns: str, move: bool = True) -> dict:
+def _run(tmp_path, law: str, ns: str) -> dict:
     """One bring-up: how far the arm drifts while the controller holds it for 1 s of sim time (from when it has
-    taken over), then (``move``) the move's tracking error (link positions vs the quintic, by sim-time stamp), the
+    taken over), then the move's tracking error (link positions vs the quintic, by sim-time stamp), the
     final error and the largest spring deflection |θ − q| seen."""
     names = list(load_model("planar2r").joint_names)
     (tmp_path / law).mkdir()
@@ -62,8 +62,6 @@ def _run(tmp_path, law: str, ns: str, move: bool = True) -> dict:
                 rclpy.spin_once(node, timeout_sec=0.02)
             held = [qk for tk, qk in states if t_hold <= tk <= t_hold + 1.0]
             out["hold_drift"] = float(np.abs(np.array(held) - q_hold).max())
-            if not move:
-                return out
             q0 = states[-1][1].copy()
             traj = quintic_trajectory(names, q0, q0 + MOVE, T, points=81)
             # start 1 s ahead in sim time (JTC: the header stamp), so the reference is known by stamp and a slow
@@ -94,17 +92,16 @@ def ros():
     rclpy.shutdown()
 
 
-def test_elastic_law_tracks_where_rigid_computed_torque_fails(ros, tmp_path):
+def test_elastic_law_tracks_the_elastic_arm(ros, tmp_path):
+    """The law elastic holds and tracks the elastic arm.  (Rigid computed torque on this plant is unstable: compared
+    deterministically in test_elastic_joints.py; over ROS a starved host may brake the drive and hide it.)"""
     elastic = _run(tmp_path, "elastic", "/elastic_law")
-    rigid = _run(tmp_path, "computed_torque", "/rigid_law", move=False)
     print(f"\nelastic planar 2R (k {STIFFNESS} N m/rad, I_a {MOTOR} kg m^2), omega 20:"
           f"\n  law elastic: holding 1 s, drift {elastic['hold_drift']:.3g} rad; 2 s quintic of {MOVE.tolist()} rad: "
           f"max {elastic['max']:.3g} rad, rms {elastic['rms']:.3g}, final {elastic['final']:.3g}, largest spring "
-          f"deflection {elastic['deflection']:.3g} rad ({elastic['samples']} states)"
-          f"\n  rigid computed torque: holding 1 s, drift {rigid['hold_drift']:.3g} rad (unstable on this plant)")
+          f"deflection {elastic['deflection']:.3g} rad ({elastic['samples']} states)")
     assert elastic["samples"] > 500 and elastic["deflection"] > 1e-3  # the springs do deflect
     assert elastic["max"] < 0.02 and elastic["final"] < 2e-3 and elastic["hold_drift"] < 1e-3, elastic
-    assert rigid["hold_drift"] > 100 * max(elastic["hold_drift"], 1e-4), (rigid, elastic)
 
 
 def test_elastic_law_without_valid_motor_states_holds_gravity(ros, tmp_path):

@@ -396,6 +396,7 @@ def test_partial_joints_goal(arm):
         status, result = arm.result(arm.send(partial, goal_tolerance=_tolerances(0.005, 0.05)[:5],
                                              goal_time_tolerance=_duration(1.0)))
         assert status == GoalStatus.STATUS_SUCCEEDED, result.error_string
+        arm.settle()  # the states this test process has not read yet (a loaded host) come in first
         np.testing.assert_allclose(arm.q[:5], goal[:5], atol=0.005)
         q6 = np.array([s[1][5] for s in arm.states[k:]])
         assert np.abs(q6 - q0[5]).max() < 2e-3  # held all along
@@ -454,6 +455,11 @@ def test_goal_flood_every_goal_answered(ros, tmp_path):
             print(f"burst: {sum(preempted)} goals preempted, {sum(reached)} reached before the next came")
             assert [(s, c) for s, c, _ in seen[-2:]] == [(GoalStatus.STATUS_ABORTED, Result.INVALID_GOAL)] * 2, seen
             status, result = arm.result(handles[-1], timeout=60)
+            for _ in range(2):  # a host starved past state_timeout makes the controller drop the goal (its safety):
+                if status != GoalStatus.STATUS_ABORTED or "no valid joint state" not in result.error_string:
+                    break  # ... then the goal is sent again, from wherever the arm is, as a client would
+                print(f"last goal dropped ({result.error_string}): sent again")
+                status, result = arm.result(arm.send(burst), timeout=60)
             assert status == GoalStatus.STATUS_SUCCEEDED, result.error_string
             spin(node, 0.5)
             np.testing.assert_allclose(arm.q, A, atol=5e-3)
