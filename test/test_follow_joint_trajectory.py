@@ -7,6 +7,7 @@ and that every effort command stays within the limits."""
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -26,11 +27,13 @@ from ros_harness import call_service, wait_for_service
 from ros_stack_harness import spin, spin_until
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
+from std_srvs.srv import Trigger
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
 from robot_dynamics.model.robots import load_model
 from robot_dynamics.ros.bringup import Bringup
 from robot_dynamics.ros.node_set import node_set
+from robot_dynamics_interfaces.srv import SetDynamicParameters
 
 pytestmark = pytest.mark.ros
 MODEL = load_model("rx90")
@@ -420,6 +423,29 @@ def test_goal_tolerance_violation_aborts_and_holds_the_last_point(arm):
     # the arm holds the trajectory's last point (JTC)
     arm.settle()
     np.testing.assert_allclose(arm.q, B, atol=2e-3)
+
+
+def test_swap_and_goals_import_nothing_beside_the_loop(arm):
+    """Identified base parameters swapped in twice (~/set_dynamic_parameters: the controller's first call of the
+    base-parameter code, sympy included) with goals before and after: no module is imported once the first model
+    is in use (an import holds the GIL for tens of ms: on a loaded host the first swap held the loop 45-64
+    periods), the arm follows the goal after each swap and holds in between."""
+    swap = arm.node.create_client(SetDynamicParameters, "/computed_torque_controller/set_dynamic_parameters")
+    stats = arm.node.create_client(Trigger, "/computed_torque_controller/statistics")
+    wait_for_service(swap, 30)
+    base = MODEL.base_parameters()
+    arm.settle()
+    for scale, target in ((1.05, B), (1.0, A)):
+        status, result = arm.result(arm.send(quintic(arm.q.copy(), target, 1.5)))
+        assert status == GoalStatus.STATUS_SUCCEEDED, result.error_string
+        resp = call_service(arm.node, swap, SetDynamicParameters.Request(
+            names=list(base.names), values=(np.asarray(base.values) * scale).tolist(), source=f"test x{scale}"))
+        assert resp.success and "in use" in resp.message, resp.message
+        assert f"{len(base.names)} dynamic parameters from test x{scale}" in resp.message, resp.message
+        assert arm.motion(0.5) < 2e-3  # the swap does not move the arm: it holds the goal reached
+        np.testing.assert_allclose(arm.q, target, atol=5e-3)
+    loop = json.loads(call_service(arm.node, stats, Trigger.Request()).message)
+    assert loop["imported_while_running"] == [], loop["imported_while_running"]
 
 
 def test_goal_flood_every_goal_answered(ros, tmp_path):

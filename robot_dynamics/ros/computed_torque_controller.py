@@ -17,7 +17,8 @@ Python cannot be a ros2_control plugin, so this node talks to the topics of a
   joint efforts Γ, or with ``command_space: motor`` the motor torques τ_m = J_qmᵀ Γ of the robot's
   ``transmissions.*`` parameters, 001 eq. 7.33, the effort limits applied to Γ) and ``~/controller_state`` (``robot_dynamics_interfaces/ControllerState``);
 * serves ``~/statistics`` (``std_srvs/Trigger``): loop rate, period error p50/p99/max, missed cycles,
-  per-phase CPU of the cycle (sampling, law, publish), process CPU per cycle, mode and refusals as JSON
+  per-phase CPU of the cycle (sampling, law, publish), process CPU per cycle, mode and refusals, and
+  ``imported_while_running`` (modules imported beside the running loop: each import holds the GIL) as JSON
   (the figures ``bench/bench_loop.py`` prints);
 * publishes ``/diagnostics`` (``diagnostic_msgs/DiagnosticArray``, every ``diagnostic_period`` s of steady clock,
   :mod:`.diagnostics`): the loop figures of the last period (rate, period error, missed cycles), the mode and its
@@ -78,6 +79,7 @@ from __future__ import annotations
 
 import array
 import gc
+import importlib
 import json
 import math
 import os
@@ -114,6 +116,7 @@ from ..dynamics.elastic import ElasticJoints
 from ..identification.update import updated_model
 from ..kinematics.geometric_model import rotation_vector
 from ..model.robot_model import RobotModel
+from ..symbolic.codegen import PROGRAM_MODULE_PREFIX
 from ..trajectory.sampled import SampledTrajectory, check_path_limits
 from . import cdr, lockstep, validation
 from .conversions import short
@@ -135,6 +138,14 @@ from .trajectory_action import (
     GoalRun,
     tolerances,
 )
+
+# modules the run-time paths import lazily (a swap's base parameters: sympy; a pose reference's inverse kinematics;
+# a description update's URDF parser; quaternions): imported at start-up, never beside the running loop — an import
+# holds the GIL for tens of ms at a time (the first identified-parameter swap held the loop 45-64 periods on a
+# loaded host); ``~/statistics`` lists any module imported after the first model was in use
+PRELOAD = ("sympy", "robot_dynamics.dynamics.base_parameters", "robot_dynamics.dynamics.dynamic_terms",
+           "robot_dynamics.kinematics.redundancy", "robot_dynamics.kinematics.analytic_ik",
+           "robot_dynamics.model.urdf_conversion", "scipy.spatial.transform", "yaml")
 
 NO_MODEL, NO_STATE, STALE, HOLDING, TRACKING = (
     ControllerState.MODE_NO_MODEL, ControllerState.MODE_NO_STATE, ControllerState.MODE_STALE,
@@ -623,6 +634,7 @@ class ComputedTorqueControllerNode(Node):
         # heavy input work (deserializing and checking a trajectory, building/compiling a model) runs in
         # worker threads: the single-threaded executor only ever runs short callbacks
         self._ctx_ready = threading.Event()
+        self._modules_in_use: set[str] | None = None  # sys.modules when the first model came into use
         self.trajectory_worker = LatestWorker(self.check_trajectory, "trajectory_check")
         self.model_worker = LatestWorker(self._build_model, "model_build")
         self.pose_worker = LatestWorker(self.check_pose, "pose_check")  # the inverse kinematics of a pose reference
@@ -827,8 +839,12 @@ class ComputedTorqueControllerNode(Node):
         self.model_worker.put(model)
 
     def _build_model(self, model: RobotModel) -> None:
-        """Worker: build the control context (may compile code) and hand it to the control cycle."""
+        """Worker: build the control context (may compile code) and hand it to the control cycle; the first time,
+        import the modules of :data:`PRELOAD` before (the loop has no model yet: no arm to hold up)."""
         try:
+            if self._modules_in_use is None:
+                for name in PRELOAD:
+                    importlib.import_module(name)
             self._pending_ctx = self._build_context(model)
             self._ctx_ready.set()
             self.get_logger().info(f"dynamic model engine: {model.engine['inverse_dynamics']}")
@@ -973,6 +989,8 @@ class ComputedTorqueControllerNode(Node):
             self.ctx = ctx
             self.law = self.state_msg.law = ctx.law
             changed, self._pending_params = self._pending_params, None
+            if self._modules_in_use is None:
+                self._modules_in_use = set(sys.modules)
             if old is None or old.law != ctx.law:
                 self.safe_hold = False  # another law holds from now on (the user's choice); new gains: the stand-in
             if changed is not None and old is not None and old.model.joint_names == ctx.model.joint_names:
@@ -1404,10 +1422,18 @@ class ComputedTorqueControllerNode(Node):
                        law=self.law, poses_accepted=self.poses_accepted,
                        nominal_rate_hz=self.rate, loop=self.loop if self.trigger == "timer" else "state",
                        executor=self.executor_kind, state_input="loop" if self.loop_input else "executor",
-                       scheduling=self.scheduling, executor_scheduling=self.executor_scheduling)
+                       scheduling=self.scheduling, executor_scheduling=self.executor_scheduling,
+                       imported_while_running=self.imported_while_running())
         response.success = True
         response.message = json.dumps(summary)
         return response
+
+    def imported_while_running(self) -> list[str]:
+        """The modules imported since the first model came into use (each import held the GIL from the loop),
+        but a new model's compiled programs (a dlopen of ~1 ms, what a swap needs)."""
+        start = self._modules_in_use
+        return [] if start is None else sorted(m for m in set(sys.modules) - start
+                                               if not m.startswith(PROGRAM_MODULE_PREFIX))
 
     # --------------------------------------------------------- diagnostics
     def _robot_name(self) -> str:

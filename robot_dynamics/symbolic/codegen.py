@@ -1004,6 +1004,7 @@ def model_key(model: Any, **options: Any) -> str:
 
 # --------------------------------------------------------------- cache entries
 _EXT = sysconfig.get_config_var("EXT_SUFFIX") or ".so"
+PROGRAM_MODULE_PREFIX = "rdgen_"  # the module name of a compiled program: the prefix and its key
 _LOADED: dict[str, Any] = {}
 _LOCK = threading.Lock()
 # > 0 while this thread generates a program: the generator's own calls of the dynamics API (e.g. the
@@ -1013,7 +1014,7 @@ _GENERATING = threading.local()
 
 def _paths(key: str, d: Path | None = None) -> tuple[Path, Path, Path]:
     d = cache_dir() if d is None else d
-    name = f"rdgen_{key}"
+    name = f"{PROGRAM_MODULE_PREFIX}{key}"
     return d / f"{name}{_EXT}", d / f"{name}.json", d / f"{name}.lock"
 
 
@@ -1057,7 +1058,7 @@ def cache_load(key: str) -> Any | None:
         return None
     so, _, _ = _paths(key)
     try:
-        mod = _load_extension(f"rdgen_{key}", so)
+        mod = _load_extension(f"{PROGRAM_MODULE_PREFIX}{key}", so)
     except (ImportError, OSError) as exc:
         log.warning("cache entry %s does not load (%s): rebuilding it", so.name, exc)
         return None
@@ -1147,7 +1148,7 @@ def build_module(key: str, sources: Callable[[str], list[str]], *, describe: dic
     d = cache_dir()
     d.mkdir(parents=True, exist_ok=True)
     so, meta, lock = _paths(key, d)
-    name = f"rdgen_{key}"
+    name = f"{PROGRAM_MODULE_PREFIX}{key}"
     with _LOCK, _FileLock(lock):
         for attempt in (0, 1):
             mod = cache_load(key)  # another process may have built it meanwhile
