@@ -429,7 +429,8 @@ def test_swap_and_goals_import_nothing_beside_the_loop(arm):
     """Identified base parameters swapped in twice (~/set_dynamic_parameters: the controller's first call of the
     base-parameter code, sympy included) with goals before and after: no module is imported once the first model
     is in use (an import holds the GIL for tens of ms: on a loaded host the first swap held the loop 45-64
-    periods), the arm follows the goal after each swap and holds in between."""
+    periods), the arm follows the goal after each swap and holds in between; parameters of no physical arm are
+    refused and change nothing."""
     swap = arm.node.create_client(SetDynamicParameters, "/computed_torque_controller/set_dynamic_parameters")
     stats = arm.node.create_client(Trigger, "/computed_torque_controller/statistics")
     wait_for_service(swap, 30)
@@ -444,8 +445,17 @@ def test_swap_and_goals_import_nothing_beside_the_loop(arm):
         assert f"{len(base.names)} dynamic parameters from test x{scale}" in resp.message, resp.message
         assert arm.motion(0.5) < 2e-3  # the swap does not move the arm: it holds the goal reached
         np.testing.assert_allclose(arm.q, target, atol=5e-3)
+    # parameters of no physical arm (A(q) not positive definite): refused with the reason, the arm keeps holding
+    bad = np.asarray(base.values, float).copy()
+    bad[list(base.names).index("ZZR4")] = -5.0
+    resp = call_service(arm.node, swap, SetDynamicParameters.Request(names=list(base.names), values=bad.tolist(),
+                                                                     source="a bad fit"))
+    assert not resp.success and "not positive definite" in resp.message, resp.message
+    assert arm.motion(0.5) < 2e-3
+    np.testing.assert_allclose(arm.q, A, atol=5e-3)
     loop = json.loads(call_service(arm.node, stats, Trigger.Request()).message)
     assert loop["imported_while_running"] == [], loop["imported_while_running"]
+    assert loop["refused"].get("bad_dynamic_parameters") == 1, loop["refused"]
 
 
 def test_goal_flood_every_goal_answered(ros, tmp_path):

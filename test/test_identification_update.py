@@ -40,3 +40,25 @@ def test_standard_parameters_and_refusals():
                                (["Fc1"], [1.0, 2.0], "values"), ([], [], "no parameters")):
         with pytest.raises(ValueError, match=why):
             updated_model(MODEL, names, values)
+
+
+def test_parameters_of_no_physical_arm_are_refused():
+    """A(q) must be positive definite (001 §7.3): base values whose A(q) is not (here ZZR4, which holds A_44 with
+    Ia4, made very negative) are refused with the configuration and the eigenvalues; ``check=False`` builds the
+    model anyway (the identifier evaluates it before refusing a swap).  At the reported configuration the refused
+    model's A(q) (the inertia matrix checked against Pinocchio in test_dynamic_terms) has an eigenvalue <= 0 and the
+    nominal one none; the nominal values are accepted."""
+    b = base_parameters_of(MODEL)
+    bad = b.values.copy()
+    k = next(i for i, nm in enumerate(b.names) if nm == "ZZR4")
+    bad[k] = -5.0
+    with pytest.raises(ValueError, match="not positive definite") as exc:
+        updated_model(MODEL, list(b.names), bad)
+    text = str(exc.value)
+    q = np.array([float(x) for x in text.split("at q = [")[1].split("]")[0].split(",")])
+    new = updated_model(MODEL, list(b.names), bad, check=False)
+    assert np.linalg.eigvalsh(new.inertia_matrix(q))[0] <= 0.0
+    assert np.all(np.linalg.eigvalsh(MODEL.inertia_matrix(q)) > 0.0)
+    updated_model(MODEL, list(b.names), b.values)  # the nominal values pass
+    with pytest.raises(ValueError, match="not positive definite"):  # standard parameters too (A_11 = ZZ1 + ...)
+        updated_model(MODEL, ["ZZ1"], [-50.0])

@@ -152,6 +152,46 @@ def test_arm_held_until_first_command_real_time(probe, tmp_path):
     print(f"\n[a] {len(seg)} states in 2 s wall, sim time advanced {(stamps[-1] - stamps[0]) * 1e-9:.3f} s")
 
 
+def test_runs_on_one_command_are_counted_in_sim_and_wall_time(probe, tmp_path):
+    """~/statistics: a silence of 0.2 s between two valid commands (below command_timeout: no brake) is one run of
+    about 100 periods on one command, in sim time (``long_runs_on_one_command``: [sim time of the next command,
+    periods]) and on the steady clock (``long_runs_wall``: the same two, the wall time since the previous command,
+    the longest wall gap between two periods), and ``periods_on_one_command`` holds the longest; the call clears
+    the history."""
+    g = load_model("planar2r").gravity_torques(np.array(P2R_Q0))
+    with _sim(tmp_path, "planar2r", initial_positions=P2R_Q0, command_timeout=0.5) as sim:
+        probe.ready(sim)
+        probe.send(g)
+        probe.until(lambda: probe.drive[-1] == "running", 30, "the command did not release the brake")
+        probe.statistics()  # clears the history
+        probe.send(g)
+        probe.spin(0.05)
+        t0 = time.monotonic()
+        probe.send(g)  # the run measured: from this command to the next one
+        probe.spin(0.2)
+        probe.send(g)
+        wall = (time.monotonic() - t0) * 1e3
+        probe.spin(0.1)
+        stats = probe.statistics()
+        again = probe.statistics()
+        assert sim.poll() is None
+    assert probe.drive[-1] == "running"
+    period_ms = PERIOD_NS * 1e-6
+    runs, walls = stats["long_runs_on_one_command"], stats["long_runs_wall"]
+    assert len(runs) == len(walls) >= 1, (runs, walls)
+    t, n = max(runs, key=lambda r: r[1])
+    t_w, n_w, since_ms, tick_ms = max(walls, key=lambda r: r[1])
+    assert (t_w, n_w) == (t, n)
+    assert 0.15 / (period_ms * 1e-3) <= n, n  # ~100 periods of 2 ms (fewer if the sim fell behind)
+    assert n * period_ms <= since_ms + 2 * period_ms, (n, since_ms)  # n periods fit in the wall time between
+    assert 150.0 <= since_ms <= wall + 50.0, (since_ms, wall)
+    assert period_ms * 0.5 <= tick_ms <= since_ms, tick_ms
+    longest = stats["periods_on_one_command"]["since_last_call"]
+    assert longest["periods"] == n and longest["seconds"] == pytest.approx(n * period_ms * 1e-3)
+    assert longest["ended_at_sim_time"] == pytest.approx(t, abs=period_ms * 1e-3)
+    assert again["long_runs_on_one_command"] == [] and again["long_runs_wall"] == []
+
+
 def test_arm_frozen_until_first_command_lockstep(probe, tmp_path):
     """(a, lockstep) No command: time does not advance; the same state is republished for late joiners."""
     with _sim(tmp_path, "rx90", initial_positions=RX90_Q0, lockstep=True, noise_q=1e-3) as sim:

@@ -80,7 +80,7 @@ from ..model.robot_model import RobotModel
 from .conversions import JointOrder, float_rows, pose_from_msg, pose_to_msg, short
 from .description import RobotDescription
 from .parameters import Param, Schema
-from .runtime import Refusals, Refused, run_node
+from .runtime import Refusals, Refused, poll_sim_time, run_node
 
 MAX_POINTS = 100_000
 REAP_ABOVE = 10_000  # a refused request with more points is freed by a background thread, in slices
@@ -194,6 +194,7 @@ class DynamicsServer(Node):
 
     def __init__(self) -> None:
         super().__init__("dynamics_server")
+        self.sim_time_thread = poll_sim_time(self)  # use_sim_time: /clock polled, not an executor wake-up per message
         self.params = PARAMETERS.copy()
         self.params.declare(self)
         self.params.attach(self)

@@ -47,13 +47,13 @@ from ..identification.estimation import base_parameters_of, identify, physically
 from ..identification.excitation import optimize_excitation
 from ..identification.friction import FRICTION_MODELS
 from ..identification.io import is_physically_consistent, result_to_yaml, write_model_urdf
-from ..identification.update import updated_model
+from ..identification.update import check_inertia, updated_model
 from ..model.robot_model import RobotModel
 from ..trajectory.joint_space import point_to_point
 from .description import RobotDescription
 from .parameters import Param, Schema
 from .recorder import _joint_trajectory_msg
-from .runtime import Refusals, guarded, run_node
+from .runtime import Refusals, guarded, poll_sim_time, run_node
 
 URDF_FIT_DECIMATION = 5  # samples of the physically consistent fit: every 5th (2 ms periods: 10 ms apart)
 
@@ -125,6 +125,7 @@ class Identifier(Node):
 
     def __init__(self) -> None:
         super().__init__("identifier")
+        self.sim_time_thread = poll_sim_time(self)  # use_sim_time: /clock polled, not an executor wake-up per message
         self.params = PARAMETERS.copy()
         v = self.params.declare(self)
         self.params.attach(self)
@@ -257,7 +258,7 @@ class Identifier(Node):
         delay = float(v["effort_delay"])
         self._say(f"estimating the base parameters on {train.samples} samples (WLS)")
         res = identify(model, train, effort_delay=delay, friction=v["friction"])
-        new = updated_model(model, res.names, res.values)
+        new = updated_model(model, res.names, res.values, check=False)  # (checked before a swap, below)
         nominal = base_parameters_of(model)
         before, after = (_holdout_rms(m, test, delay) for m in (model, new))
         self._say(f"held-out effort RMS per joint: {np.round(before, 4).tolist()} -> {np.round(after, 4).tolist()}")
@@ -270,11 +271,17 @@ class Identifier(Node):
             "joint_names": names, "holdout_rms_before": before.tolist(), "holdout_rms_after": after.tolist(),
             "samples": data.samples, "condition_number": res.condition_number}, indent=1))
         files.append(out / "validation.json")
-        # 5. swap (before the URDF fit: the running nodes get the estimate as soon as it is validated)
+        # 5. swap (before the URDF fit: the running nodes get the estimate as soon as it is validated), only a
+        # model that explains the held-out efforts better than the one in use and describes a physical arm
         swapped = False
+        refused = ""
         if request.swap:
-            self._swap(res.names, res.values, f"identifier ({out})")
-            swapped = True
+            refused = _swap_refusal(new, before, after)
+            if refused:
+                self.get_logger().error(f"identify: not swapped: {refused}")
+            else:
+                self._swap(res.names, res.values, f"identifier ({out})")
+                swapped = True
         # 6. a physically consistent model for the URDF (nonlinear least squares on decimated data)
         consistent = False
         try:
@@ -306,8 +313,11 @@ class Identifier(Node):
         response.message = (f"{len(res.names)} base parameters from {data.samples} samples; held-out effort RMS "
                             f"{np.sqrt(np.mean(before**2)):.4g} -> {np.sqrt(np.mean(after**2)):.4g}"
                             + ("; swapped into " + ", ".join(v["swap_targets"]) if swapped else "")
+                            + (f"; NOT swapped: {refused}" if refused else "")
                             + f"; {time.monotonic() - t0:.1f} s")
         self._say(response.message)
+        if refused:
+            raise SwapRefused(response.message)
 
     def _run_and_record(self, model: RobotModel, traj: Any, record: bool = True) -> IdentificationData | None:
         """The trajectory as a FollowJointTrajectory goal; joint states recorded from acceptance to the result."""
@@ -360,6 +370,26 @@ class Identifier(Node):
                 self._say(f"{target}: {ans.message}")
             finally:
                 self.destroy_client(cli)
+
+
+class SwapRefused(RuntimeError):
+    """The identification ran and its files are written, but the result was not swapped in (the message says why):
+    the response is complete, with ``success`` false."""
+
+
+def _swap_refusal(new: RobotModel, before: np.ndarray, after: np.ndarray) -> str:
+    """Why the identified model ``new`` must not replace the running one ("" when it may): it explains the
+    held-out efforts no better (RMS over the joints), or its inertia matrix is not positive definite."""
+    rms_b, rms_a = float(np.sqrt(np.mean(before**2))), float(np.sqrt(np.mean(after**2)))
+    if not rms_a < rms_b:
+        return (f"the identified model does not explain the held-out efforts better (RMS {rms_b:.4g} -> {rms_a:.4g}"
+                " N m): a disturbed recording (e.g. the drive braked) or too little excitation; the model in use "
+                "is kept")
+    try:
+        check_inertia(new)
+    except ValueError as exc:
+        return f"{exc}; the model in use is kept"
+    return ""
 
 
 def _wait(future: Any, timeout: float) -> bool:

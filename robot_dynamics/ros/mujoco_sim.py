@@ -220,6 +220,11 @@ class MujocoSim(Node):
         self.commanded = False
         self.longest = {"since_start": (0, 0.0), "since_last_call": (0, 0.0)}
         self.gaps: collections.deque[tuple[float, int]] = collections.deque(maxlen=GAP_HISTORY)
+        # the same runs as seen on the steady clock: [sim time, periods, wall time since the previous command (ms),
+        # the longest wall time between two periods of the run (ms)]: a run the sim's own stall made, or the commands'
+        self.gap_walls: collections.deque[tuple[float, int, float, float]] = collections.deque(maxlen=GAP_HISTORY)
+        self.longest_tick_gap = 0.0
+        self.last_tick_wall: float | None = None
         self.msg = JointState()
         self.motor_msg: JointState | None = None  # ~/motor_states when the robot has transmissions
         self.command_space = v["command_space"]
@@ -403,11 +408,16 @@ class MujocoSim(Node):
                     return
             self.counts["applied"] += 1
             self.command = tau
+            now_wall = time.monotonic()
             if self.on_one_command >= GAP_PERIODS and self.arm is not None:
                 self.gaps.append((round(self.arm.time, 6), self.on_one_command))
+                self.gap_walls.append((round(self.arm.time, 6), self.on_one_command,
+                                       round((now_wall - self.last_valid_wall) * 1e3, 1),
+                                       round(self.longest_tick_gap * 1e3, 1)))
             self.on_one_command = 0
+            self.longest_tick_gap = 0.0
             self.commanded = True
-            self.last_valid_wall = time.monotonic()
+            self.last_valid_wall = now_wall
             self.overdue = False
             if self.mode not in (RUNNING, FAULT):
                 self._set_drive(RUNNING, "", "command received, the controller has taken over"
@@ -444,6 +454,10 @@ class MujocoSim(Node):
                     else:
                         self.overdue = False
             self._advance()
+            tick = time.monotonic()
+            if self.last_tick_wall is not None:
+                self.longest_tick_gap = max(self.longest_tick_gap, tick - self.last_tick_wall)
+            self.last_tick_wall = tick
             if self.commanded:  # a controller took over: every period counts until its next command, braked or not
                 self.on_one_command += 1
                 for k, (n, _) in self.longest.items():
@@ -602,8 +616,10 @@ class MujocoSim(Node):
                 # each run of GAP_PERIODS or more periods on one command since the previous call: [sim time at
                 # which the next command came, periods]
                 "long_runs_on_one_command": [list(g) for g in self.gaps],
+                "long_runs_wall": [list(g) for g in self.gap_walls],
             }
             self.gaps.clear()
+            self.gap_walls.clear()
             self.longest["since_last_call"] = (0, 0.0)
         response.success = True
         response.message = json.dumps(stats)
