@@ -482,13 +482,19 @@ def test_goal_flood_every_goal_answered(ros, tmp_path):
             outcomes = [arm.result(h, timeout=60) for h in handles[:-1] + rejects]
             seen = [(status, r.error_code, r.error_string) for status, r in outcomes]
             # a goal of the burst is preempted by the next one, or (the test process stalled by its host for longer
-            # than the goal lasts: JTC semantics) reached before the next one came; never anything else
+            # than the goal lasts: JTC semantics) reached before the next one came, or (the host starved the arm's
+            # states past state_timeout: the controller's safety) aborted for stale states; never anything else
             preempted = [s == GoalStatus.STATUS_ABORTED and c == Result.SUCCESSFUL and "preempted" in e
                          for s, c, e in seen[:-2]]
             reached = [s == GoalStatus.STATUS_SUCCEEDED and c == Result.SUCCESSFUL for s, c, e in seen[:-2]]
-            assert all(p or r for p, r in zip(preempted, reached, strict=True)), seen
+            stale = [s == GoalStatus.STATUS_ABORTED and c == Result.INVALID_GOAL and "no valid joint state" in e
+                     for s, c, e in seen[:-2]]
+            odd = [(k, x) for k, (x, p, r, st) in enumerate(zip(seen[:-2], preempted, reached, stale, strict=True))
+                   if not (p or r or st)]
+            assert not odd, odd  # (goal index, outcome) of every goal that ended otherwise
             assert sum(preempted) >= len(preempted) // 2, seen
-            print(f"burst: {sum(preempted)} goals preempted, {sum(reached)} reached before the next came")
+            print(f"burst: {sum(preempted)} goals preempted, {sum(reached)} reached before the next came, "
+                  f"{sum(stale)} dropped for stale states")
             assert [(s, c) for s, c, _ in seen[-2:]] == [(GoalStatus.STATUS_ABORTED, Result.INVALID_GOAL)] * 2, seen
             status, result = arm.result(handles[-1], timeout=60)
             for _ in range(2):  # a host starved past state_timeout makes the controller drop the goal (its safety):
