@@ -53,7 +53,7 @@ from ..trajectory.joint_space import point_to_point
 from .description import RobotDescription
 from .parameters import Param, Schema
 from .recorder import _joint_trajectory_msg
-from .runtime import Refusals, guarded, poll_sim_time, run_node
+from .runtime import Refusals, guarded, run_node
 
 URDF_FIT_DECIMATION = 5  # samples of the physically consistent fit: every 5th (2 ms periods: 10 ms apart)
 
@@ -125,7 +125,6 @@ class Identifier(Node):
 
     def __init__(self) -> None:
         super().__init__("identifier")
-        self.sim_time_thread = poll_sim_time(self)  # use_sim_time: /clock polled, not an executor wake-up per message
         self.params = PARAMETERS.copy()
         v = self.params.declare(self)
         self.params.attach(self)

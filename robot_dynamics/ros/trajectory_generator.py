@@ -62,7 +62,7 @@ from . import validation
 from .conversions import JointOrder, float_rows
 from .description import RobotDescription
 from .parameters import Param, Schema
-from .runtime import Refusals, Refused, guarded, poll_sim_time, run_node
+from .runtime import Refusals, Refused, guarded, run_node
 from .validation import MAX_JOINT_STATE_NAMES
 
 MAX_SAMPLES = 100_000
@@ -130,7 +130,6 @@ class TrajectoryGenerator(Node):
 
     def __init__(self) -> None:
         super().__init__("trajectory_generator")
-        self.sim_time_thread = poll_sim_time(self)  # use_sim_time: /clock polled, not an executor wake-up per message
         self.params = PARAMETERS.copy()
         self.params.declare(self)
         self.params.attach(self, self._check_parameters)
