@@ -250,7 +250,7 @@ SIM_TIME_POLL = 0.01  # s between two reads of /clock by a node that serves requ
 
 
 def poll_sim_time(node: Node, period: float = SIM_TIME_POLL) -> threading.Thread | None:
-    """Sim time for a node that only needs it for stamps, timers and logs (servers, the identifier): with
+    """Sim time for a node that only needs it for stamps, timers and logs (the dynamics server): with
     ``use_sim_time``, rclpy's own /clock subscription is dropped (every /clock message cost a wake-up and a
     dispatch of the node's executor: a 500 Hz /clock took ~50 % of a core per idle node, measured with ``top``
     beside the MuJoCo arm) and a daemon thread takes the latest /clock every ``period`` s instead, as raw bytes on
