@@ -33,9 +33,9 @@ def test_base_parameters_and_extended_friction():
 
 
 def test_standard_parameters_and_refusals():
-    new = updated_model(MODEL, ["Fc1", "M3", "Foff6"], [9.0, 1.5, -0.2])
-    assert new.Fc[0] == 9.0 and new.Fc[1:].tolist() == MODEL.Fc[1:].tolist() and new.Foff[5] == -0.2
-    assert new.inertial[2, 9] == 1.5
+    new = updated_model(MODEL, ["Fc1", "M3", "Foff6"], [9.0, 8.5, -0.2])  # (M3 = 1.5 moves link 3's centre of
+    assert new.Fc[0] == 9.0 and new.Fc[1:].tolist() == MODEL.Fc[1:].tolist() and new.Foff[5] == -0.2  # mass
+    assert new.inertial[2, 9] == 8.5  # out of its body: refused, test_physical_parameters.py)
     for names, values, why in ((["Fc1"], [np.nan], "non-finite"), (["Fc1", "Fc1"], [1.0, 2.0], "duplicate"),
                                (["Fc1"], [1.0, 2.0], "values"), ([], [], "no parameters")):
         with pytest.raises(ValueError, match=why):
@@ -60,5 +60,8 @@ def test_parameters_of_no_physical_arm_are_refused():
     assert np.linalg.eigvalsh(new.inertia_matrix(q))[0] <= 0.0
     assert np.all(np.linalg.eigvalsh(MODEL.inertia_matrix(q)) > 0.0)
     updated_model(MODEL, list(b.names), b.values)  # the nominal values pass
-    with pytest.raises(ValueError, match="not positive definite"):  # standard parameters too (A_11 = ZZ1 + ...)
-        updated_model(MODEL, ["ZZ1"], [-50.0])
+    with pytest.raises(ValueError, match="link 1's inertia about its centre of mass .* not positive semi-definite"):
+        updated_model(MODEL, ["ZZ1"], [-50.0])  # standard parameters: the body rules first (test_physical_parameters)
+    with pytest.raises(ValueError, match="not positive definite"):  # check_inertia still applies to them
+        updated_model(MODEL.replace(Ia=np.zeros(6)), ["XX6", "YY6", "ZZ6", "XY6", "XZ6", "YZ6", "MX6", "MY6", "MZ6",
+                                                      "M6"], [0.0] * 10)

@@ -56,7 +56,8 @@ def test_identify_and_swap_on_the_running_arm(tmp_path):
              if n.name in ("mujoco_sim", "computed_torque_controller", "dynamics_server")]
     spec = next(n for n in nodes if n.name == "dynamics_server")
     nodes.append(NodeSpec("identifier", "identifier", "identifier", spec.parameter_files,
-                          {**spec.parameters, "effort_delay": 0.001, "maxiter": 20, "friction": friction},
+                          {**spec.parameters, "effort_delay": 0.001, "maxiter": 20, "friction": friction,
+                           "output_root": str(tmp_path)},
                           namespace=NS))
     for n in nodes:
         if n.name == "mujoco_sim":
@@ -139,7 +140,7 @@ def test_identify_and_swap_on_the_running_arm(tmp_path):
             move(home)
             stats0 = json.loads(call_service(node, sim_stats, Trigger.Request()).message)  # opens the window
             # one call: record (through the action), identify, validate, write, swap
-            fut = ident.call_async(Identify.Request(duration=8.0, swap=True, output_dir=str(tmp_path / "id")))
+            fut = ident.call_async(Identify.Request(duration=8.0, swap=True, output_dir="id"))
             spin_until(node, fut.done, 300, "identify")
             resp = fut.result()
             assert resp.success, resp.message

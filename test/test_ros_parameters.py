@@ -128,7 +128,7 @@ def test_trajectory_generator_parameters(ros, tmp_path):
 
 @pytest.mark.parametrize(("module", "override", "line"), [
     ("trajectory_generator", "sample_period:=-1.0", "sample_period: -1 is not in [0.0001, 10]"),
-    ("computed_torque_controller", "rate:=0.0", "rate: 0 is not in (0, 10000]"),
+    ("computed_torque_controller", "rate:=0.0", "rate: 0 is not in [1, 10000]"),
     ("computed_torque_controller", "law:=fast", "law: 'fast' is not one of ['computed_torque', 'position', "
                                                 "'predictive', 'pd_gravity', 'pid', 'task_space', "
                                                 "'task_space_computed_torque', 'task_space_pid', 'elastic']"),
@@ -210,7 +210,7 @@ def test_controller_parameters_take_effect_or_are_refused(ros, tmp_path):
 
         refusals = (("omega", -1.0, "omega: -1 is not in (0, 10000]"),
                     ("law", "foo", "law: 'foo' is not one of"),
-                    ("rate", 0.0, "rate: 0 is not in (0, 10000]"),
+                    ("rate", 0.0, "rate: 0 is not in [1, 10000]"),
                     ("kp", [1.0, 2.0], "kp and kd need 6 values each (model order; not for law pid), got 2 and 0"),
                     ("effort_limits", [10.0] * 5, "effort_limits needs 6 values"),
                     ("stale_behavior", "explode", "stale_behavior: 'explode' is not one of"),

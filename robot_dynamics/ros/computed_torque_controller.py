@@ -116,8 +116,9 @@ from ..dynamics.elastic import ElasticJoints
 from ..identification.update import updated_model
 from ..kinematics.geometric_model import rotation_vector
 from ..model.robot_model import RobotModel
+from ..safety import JUMP_MARGIN, POSITION_MARGIN, VELOCITY_MARGIN, SafetyEnvelope, StateMonitor, check_gains
 from ..symbolic.codegen import PROGRAM_MODULE_PREFIX
-from ..trajectory.sampled import SampledTrajectory, check_path_limits
+from ..trajectory.sampled import SampledTrajectory
 from . import cdr, lockstep, validation
 from .conversions import short
 from .description import RobotDescription
@@ -212,21 +213,32 @@ PARAMETERS = Schema(
     Param("motor_states_topic", "mujoco_sim/motor_states", "law elastic: sensor_msgs/JointState of the motors "
           "(names <joint>_motor or <joint>; motor side, mapped through the transmissions.* parameters); a motor "
           "state older than state_timeout makes the law hold gravity"),
-    Param("effort_limits", [], "per-joint saturation of the commands (model order); empty: the URDF effort limits",
+    Param("effort_limits", [], "per-joint saturation of the commands (model order); empty: the URDF effort limits; "
+          "a value may lower a limit, never raise it above the robot description's (refused)",
           kind="double_array", lo=0.0, open_lo=True, live=True, unit="N m, N"),
+    Param("state_position_margin", POSITION_MARGIN, "a joint state farther than this outside the position limits is "
+          "impossible and refused like a NaN; a trajectory may bring an arm measured outside its limits back toward "
+          "the range, at most this far out", lo=0.0, hi=0.5, live=True, unit="rad, m"),
+    Param("state_velocity_margin", VELOCITY_MARGIN, "a joint state moving faster than (1 + this) x the velocity limit "
+          "is refused, and so is a state farther from the last trusted one than that speed allows (two sources "
+          "disagreeing: no state is trusted until they agree)", lo=0.0, hi=10.0, live=True),
+    Param("state_jump_margin", JUMP_MARGIN, "position change allowed between two joint states on top of the velocity "
+          "bound (noise, quantization, stamp jitter)", lo=0.0, hi=0.5, live=True, unit="rad, m"),
     Param("coulomb_velocity_band", -1.0, "velocity band of the Coulomb compensation Fc sat(v/band) (001 eq. 7.26); "
           "0: Fc sign(v); < 0: the law's default (1e-3 on the desired velocity)", lo=-1.0, hi=10.0, live=True,
           unit="rad/s, m/s"),
     Param("coulomb_velocity", "", "velocity of the Coulomb compensation: desired (no chatter at standstill) | "
           "measured (the model's Fc sign(qd)) | empty: the law's default", choices=("", "desired", "measured"),
           live=True),
-    Param("rate", 500.0, "control loop rate (trigger timer)", lo=0.0, hi=10_000.0, open_lo=True, live=True, unit="Hz"),
+    Param("rate", 500.0, "control loop rate (trigger timer); the gains must keep the sampled loop stable at this rate",
+          lo=1.0, hi=10_000.0, live=True, unit="Hz"),
     Param("state_timeout", 0.1, "a state older than this (steady clock), or stamped farther than this from the clock, "
           "makes the controller stale", lo=1e-3, hi=60.0, live=True, unit="s"),
     Param("stale_behavior", "gravity_hold", "output while stale: gravity_hold (gravity torques at the last position) "
           "| none", choices=("gravity_hold", "none"), live=True),
-    Param("max_trajectory_points", 100_000, "larger trajectories are refused before any per-point work",
-          lo=1, hi=10_000_000, live=True),
+    Param("max_trajectory_points", 20_000, "larger trajectories and goals are refused before any per-point work (a "
+          "goal before rclpy converts it to Python objects, which holds the interpreter from the loop: ~7 us a point)",
+          lo=1, hi=1_000_000, live=True),
     Param("start_tolerance", 0.1, "a trajectory whose point at t = 0 is farther than this from the arm is refused",
           lo=0.0, hi=10.0, live=True, unit="rad, m"),
     Param("state_publish_rate", 100.0, "~/controller_state rate in control time, decoupled from the loop; 0: every "
@@ -266,7 +278,8 @@ PARAMETERS = Schema(
           "generated scalar Python one without a C compiler) | numpy", choices=("generated", "numpy")),
 )
 # parameters whose change builds a new control context (adopted at a cycle boundary, the trajectory kept)
-CONTEXT_PARAMETERS = frozenset({"law", "omega", "xi", "kp", "kd", "effort_limits", "coulomb_velocity_band",
+CONTEXT_PARAMETERS = frozenset({"law", "omega", "xi", "kp", "kd", "effort_limits", "coulomb_velocity_band", "rate",
+                                "state_position_margin", "state_velocity_margin", "state_jump_margin",
                                 "coulomb_velocity", "ki", "task_link", "null_space", "null_space_kp", "null_space_kd",
                                 "elastic.stiffness", "elastic.motor_inertia", "elastic.motor_damping",
                                 "elastic.omega_motor", "elastic.xi_motor"})
@@ -527,7 +540,8 @@ class Context:
     lower: np.ndarray
     upper: np.ndarray
     velocity: np.ndarray
-    effort: np.ndarray
+    effort: np.ndarray         # the limits in use: the description's, or lower (parameter effort_limits)
+    envelope: SafetyEnvelope   # the description's limits and the margins of the state checks
     law: str = "computed_torque"
     task_link: str | None = None  # the link of a task-space law (None: a joint-space law)
     to_motor: np.ndarray | None = None  # command_space motor: τ_m = J_qmᵀ Γ (model order; None: joint efforts)
@@ -553,6 +567,38 @@ def _elastic_controller(model: RobotModel, v: dict, effort: np.ndarray | None, f
     wm = v["elastic.omega_motor"]
     return ElasticJointController.tuned(model, elastic, v["omega"], v["xi"], omega_motor=wm if wm > 0 else None,
                                         xi_motor=v["elastic.xi_motor"], effort_limit=effort, **friction)
+
+
+TORQUE_GAIN_LAWS = ("pd_gravity", "pid")  # gains in N m/rad (the others: acceleration gains, 001 eq. 9.24)
+INERTIA_SAMPLES = 32  # configurations of the joint box where the smallest A_jj(q) of torque gains is looked for
+
+
+def smallest_inertia(model: RobotModel, samples: int = INERTIA_SAMPLES, seed: int = 0) -> np.ndarray:
+    """min over q of each diagonal A_jj(q) (rotor inertia included), at mid-range and ``samples`` configurations
+    uniform in the joint box (±pi where a joint has no limit): the inertia of the fastest closed loop of torque
+    gains."""
+    lim = model.limits
+    lo = np.where(np.isfinite(lim["lower"]), lim["lower"], -np.pi)
+    hi = np.where(np.isfinite(lim["upper"]), lim["upper"], np.pi)
+    q = np.vstack([(lo + hi) / 2, np.random.default_rng(seed).uniform(lo, hi, (samples, model.dof))])
+    a = np.asarray(model.inertia_matrix(q), float)
+    return np.diagonal(a, axis1=-2, axis2=-1).min(axis=0)
+
+
+def _check_loop_gains(controller: JointController, hold: JointController | None, law: str, model: RobotModel,
+                      period: float) -> None:
+    """The joint-space PD gains in use (the law's and the stand-in's) within the stability bounds of the sampled
+    loop at ``period`` (:func:`~robot_dynamics.safety.check_gains`; ``ValueError`` refuses the parameters).  The
+    task-space and elastic laws' own gains act on other coordinates: only their joint-space stand-in is judged."""
+    names = list(model.joint_names)
+    for c, name in ((controller, law), (hold, "computed_torque (stand-in hold)")):
+        kp, kd = getattr(c, "kp", None), getattr(c, "kd", None)
+        if c is None or kp is None or kd is None or np.shape(kp) != (model.dof,) or np.shape(kd) != (model.dof,):
+            continue
+        if c is controller and (law in TASK_SPACE_LAWS or law == "elastic"):
+            continue
+        inertia = smallest_inertia(model) if name in TORQUE_GAIN_LAWS else None
+        check_gains(kp, kd, period, names, inertia=inertia, what=f"law {name} at rate {1.0 / period:g} Hz")
 
 
 def _motor_map(model: RobotModel, command_space: str) -> np.ndarray | None:
@@ -598,6 +644,7 @@ class ComputedTorqueControllerNode(Node):
         sys.setswitchinterval(0.0005)  # the control thread waits at most this long for the GIL
 
         self.refusals = Refusals(self)
+        self.monitor: StateMonitor | None = None  # which joint state to trust (safety envelope; with the first model)
         self.ctx: Context | None = None
         self._pending_ctx: Context | None = None
         self._pending_traj: tuple[SampledTrajectory, float | None, int, GoalRun | None] | None = None
@@ -628,6 +675,7 @@ class ComputedTorqueControllerNode(Node):
         # preallocated outputs, filled in place every cycle (see _allocate_messages)
         self.cmd_msg = Float64MultiArray()
         self._cmd_view = np.zeros(0)
+        self._clipped = np.zeros(0)  # the cycle's command clipped to the limits (model order)
         self._state_views: dict[str, np.ndarray] = {}
         self._zero = np.zeros(0)
 
@@ -671,7 +719,13 @@ class ComputedTorqueControllerNode(Node):
             self._subscribe_motor_states()
         self.create_subscription(PoseStamped, "~/pose_reference", self.on_pose_reference, 10, raw=True)
         self.create_service(Trigger, "~/statistics", self.on_statistics)
-        self.action = FollowJointTrajectoryServer(self, v["action_monitor_rate"])
+        # goals are counted before rclpy converts them (a huge goal would hold the GIL from the loop for seconds)
+        self.action = FollowJointTrajectoryServer(
+            self, v["action_monitor_rate"], max_points=lambda: self.max_points,
+            on_oversize=lambda why: self.refusals.refuse("too_large", f"~/follow_joint_trajectory: {why}"))
+        if self.action.server.gate is None:
+            self.get_logger().warning("~/follow_joint_trajectory: this rclpy does not allow counting a goal's points "
+                                      "before converting it: max_trajectory_points is checked after the conversion")
         self.side_nodes = (self.action.node,)  # spun by runtime.run_node (multithreaded: execute callbacks wait)
         # building a model (maybe compiling it) takes time: on the side node's threads, never the executor's
         self.action.node.create_service(SetDynamicParameters, self.resolve_service_name("~/set_dynamic_parameters"),
@@ -859,9 +913,10 @@ class ComputedTorqueControllerNode(Node):
         if joints and sorted(joints) != sorted(model.joint_names):
             raise ValueError(f"parameter joints {joints} does not match the model joints {model.joint_names}")
         joints = joints or list(model.joint_names)
-        effort = np.array(v["effort_limits"], float) if v["effort_limits"] else None
-        if effort is not None and effort.shape != (model.dof,):
-            raise ValueError(f"effort_limits needs {model.dof} values (model order), got {effort.size}")
+        envelope = SafetyEnvelope.from_model(model, position_margin=v["state_position_margin"],
+                                             velocity_margin=v["state_velocity_margin"],
+                                             jump_margin=v["state_jump_margin"])
+        effort = envelope.effort_limits(v["effort_limits"])  # never above the description's (ValueError)
         if v["backend"] == "generated":
             # the laws call model.inverse_dynamics: its program is built (or loaded from the cache) here, in the
             # model worker, never in a callback, and in use from the first cycle (no engine switch mid-run); a
@@ -895,14 +950,16 @@ class ComputedTorqueControllerNode(Node):
         else:
             hold_controller = make_controller("computed_torque", model, omega=v["omega"], xi=v["xi"],
                                               effort_limit=controller.effort_limit, **friction)
+        _check_loop_gains(controller, hold_controller, law, model, 1.0 / v["rate"])
         lim = model.limits
         return Context(
             model=model, controller=controller, joints=joints,
             to_cmd=np.array([model.joint_names.index(j) for j in joints]),
             index=validation.NameIndex(model.joint_names),
             lower=np.asarray(lim["lower"], float), upper=np.asarray(lim["upper"], float),
-            velocity=np.asarray(lim["velocity"], float), effort=controller.effort_limit.copy(), law=law,
-            task_link=task_link, hold_controller=hold_controller, to_motor=_motor_map(model, v["command_space"]),
+            velocity=np.asarray(lim["velocity"], float), effort=np.minimum(controller.effort_limit, effort),
+            envelope=envelope, law=law, task_link=task_link, hold_controller=hold_controller,
+            to_motor=_motor_map(model, v["command_space"]),
         )
 
     def _subscribe_motor_states(self) -> None:
@@ -971,6 +1028,8 @@ class ComputedTorqueControllerNode(Node):
             if "state_timeout" in changes:
                 self.timeout = values["state_timeout"]
                 self.max_time_step = max(1.0, 2.0 * self.timeout)
+                if self.monitor is not None:
+                    self.monitor.timeout = self.timeout
             if "state_publish_rate" in changes:
                 r = values["state_publish_rate"]
                 self.state_period = 1.0 / r if r > 0 else 0.0
@@ -987,6 +1046,10 @@ class ComputedTorqueControllerNode(Node):
             self._pending_ctx = None
             old = self.ctx
             self.ctx = ctx
+            if self.monitor is None or old is None or old.model.joint_names != ctx.model.joint_names:
+                self.monitor = StateMonitor(ctx.envelope, self.timeout)
+            else:  # the same arm: the stream goes on, judged with the new margins
+                self.monitor.envelope = ctx.envelope
             self.law = self.state_msg.law = ctx.law
             changed, self._pending_params = self._pending_params, None
             if self._modules_in_use is None:
@@ -1017,7 +1080,7 @@ class ComputedTorqueControllerNode(Node):
                 self.state_wall = self.state_stamp = None
                 self._transition(NO_STATE, f"robot model with {ctx.model.dof} joints; waiting for joint_states")
             else:
-                self.hold = self.q
+                self.hold = None if self.q is None else ctx.envelope.hold_target(self.q)
                 ctx.controller.reset()
                 self._transition(HOLDING, "new robot model: holding the current position")
         self._take_pending_inputs(now)
@@ -1102,6 +1165,7 @@ class ComputedTorqueControllerNode(Node):
         j.joint_names = list(ctx.joints)
         j.reference, j.feedback, j.error, j.output = m.reference, m.feedback, m.error, m.output
         self._zero = np.zeros(n)
+        self._clipped = np.zeros(n)
 
     def _transition(self, mode: str, reason: str) -> None:
         """Enter ``mode`` (logged and published once per change)."""
@@ -1135,25 +1199,23 @@ class ComputedTorqueControllerNode(Node):
                 self.cmd_pub.publish(self._last_answer[1])  # the same answer again, never a second law cycle
                 return
             with self._lock:
+                if self.state_stamp is not None and not 0.0 <= stamp - self.state_stamp <= self.max_time_step:
+                    self.monitor.reset()  # a restarted simulation: its first state is trusted (_accept_state holds)
+                self.monitor.judge(q, qd, stamp, stamp)  # the stamp is the control time
                 self._accept_state(q, qd, stamp)
                 self.step()
             return
         self._state_arrived(q, qd, stamp, now_clock)
 
     def _state_arrived(self, q: np.ndarray, qd: np.ndarray, stamp: float, now_clock: float | None = None) -> None:
-        """A valid timer-triggered state: stamp checks against the clock, then accepted (or ``Refused``)."""
+        """A valid timer-triggered state judged by the safety envelope's :class:`StateMonitor` (stamps against the
+        clock, order, impossible values, jumps, two sources disagreeing), then accepted (or ``Refused``)."""
         if now_clock is None:
             now_clock = self.control_time()
-        if stamp == 0.0:
-            stamp = now_clock  # unstamped: the arrival time
-        age = now_clock - stamp
-        if age > self.timeout:
-            raise Refused("stale_stamp", f"joint_states stamped {age:.3f} s in the past (state_timeout {self.timeout} s)")
-        if age < -self.timeout:
-            raise Refused("future_stamp", f"joint_states stamped {-age:.3f} s in the future")
-        if self.state_stamp is not None and stamp < self.state_stamp and not self._clock_jumped(now_clock):
-            raise Refused("out_of_order", "joint_states older than the last accepted one")
         with self._lock:
+            if self._clock_jumped(now_clock):  # the clock went back: the stream starts anew (step holds)
+                self.monitor.reset()
+            stamp = self.monitor.judge(q, qd, stamp, now_clock)
             self._accept_state(q, qd, stamp)
 
     def _accept_state(self, q: np.ndarray, qd: np.ndarray, stamp: float) -> None:
@@ -1165,7 +1227,7 @@ class ComputedTorqueControllerNode(Node):
         self.state_stamp = stamp
         self.state_wall = time.monotonic()
         if self.hold is None:
-            self.hold = q.copy()
+            self.hold = self.ctx.envelope.hold_target(q)  # never outside the limits
 
     def _clock_jumped(self, now: float) -> bool:
         return self.last_now is not None and now < self.last_now
@@ -1277,14 +1339,12 @@ class ComputedTorqueControllerNode(Node):
         try:
             traj = SampledTrajectory(data["times"], data["positions"], data["velocities"], data["accelerations"],
                                      start=start)
-            check_path_limits(traj, ctx.lower, ctx.upper, ctx.velocity, names=ctx.model.joint_names, start=start)
         except ValueError as exc:
             raise Refused("path_limits", str(exc)) from None
-        eff = data["effort"]
-        if eff is not None and np.any(np.abs(eff) > ctx.effort):
-            k, j = np.argwhere(np.abs(eff) > ctx.effort)[0]
-            raise Refused("effort_limits", f"points[{k}].effort of {ctx.model.joint_names[j]} is {eff[k, j]:.6g}, "
-                                           f"beyond its limit {ctx.effort[j]:.6g}")
+        # the interpolated path within the limits (an arm outside them: only back toward the range), its end inside
+        ctx.envelope.check_path(traj, start=start, names=ctx.model.joint_names)
+        if data["effort"] is not None:
+            ctx.envelope.check_efforts(data["effort"], ctx.effort)
         stamp = data["stamp"]
         return traj, (stamp if stamp > 0 else None)
 
@@ -1517,7 +1577,7 @@ class ComputedTorqueControllerNode(Node):
         self.safe_hold = False
         self._end_goal(ABORTED, INVALID_GOAL, f"trajectory dropped: {reason}")
         if self.q is not None:
-            self.hold = self.q.copy()
+            self.hold = self.ctx.envelope.hold_target(self.q) if self.ctx is not None else self.q.copy()
         if self.ctx is not None:
             self.ctx.controller.reset()
         self._transition(HOLDING, reason)
@@ -1546,6 +1606,7 @@ class ComputedTorqueControllerNode(Node):
                     self.q = None
                     self.hold = None
                     self.state_stamp = None
+                    self.monitor.reset()
                     self.last_now = now
                     return
             self.last_now = now
@@ -1563,7 +1624,7 @@ class ComputedTorqueControllerNode(Node):
                     self._hold_here(f"goal aborted ({text}): holding the current position")
                     q_ref, qd_ref, qdd_ref = self.hold, self._zero, self._zero
                 elif tt > traj.duration:
-                    self.hold = q_ref.copy()
+                    self.hold = ctx.envelope.hold_target(q_ref)
                     self.trajectory = None
                     if goal is not None:
                         goal.end_time = self.trajectory_t0 + traj.duration
@@ -1641,6 +1702,8 @@ class ComputedTorqueControllerNode(Node):
         """Publish the cycle's ``tau`` (model order, finite, saturated by the law) in the preallocated message
         (lockstep: labelled with ``stamp``, returned), or serialized in place when the loop takes its inputs."""
         raw = self._raw_cmd
+        # the last guard: within the limits in use, never above the description's (the law saturates already)
+        tau = ctx.envelope.clip_effort(tau, ctx.effort, out=self._clipped)
         if ctx.to_motor is not None:  # motor torques (001 eq. 7.33)
             tau = ctx.to_motor @ tau
         if raw is not None and stamp is None:  # serialized in place: no message conversion
@@ -1690,9 +1753,11 @@ class ComputedTorqueControllerNode(Node):
         """True when the last state is older than ``state_timeout`` (steady clock); logs transitions."""
         stale = self.state_wall is None or time.monotonic() - self.state_wall > self.timeout
         if stale and self.mode != STALE and self.state_wall is not None:
-            self._end_goal(ABORTED, INVALID_GOAL, f"no valid joint state for more than {self.timeout} s")
+            latest = self.refusals.latest
+            why = f" (last refused: {latest[0]}: {latest[1][:300]})" if latest is not None else ""
+            self._end_goal(ABORTED, INVALID_GOAL, f"no valid joint state for more than {self.timeout} s{why}")
             self._transition(STALE, f"no valid joint state for more than {self.timeout} s: " + (
-                "holding gravity" if self.stale_behavior == "gravity_hold" else "publishing nothing"))
+                "holding gravity" if self.stale_behavior == "gravity_hold" else "publishing nothing") + why)
         elif not stale and self.mode == STALE:
             if self.trigger == "timer":  # time went on without us: never resume a trajectory mid-way
                 self._hold_here("joint state back: trajectory dropped, holding the current position")
@@ -1723,16 +1788,17 @@ class ComputedTorqueControllerNode(Node):
         zero = np.zeros(ctx.model.dof)
         # Q(q) through the law's own (already compiled) Newton–Euler: nothing to build at shutdown
         gravity = np.asarray(ctx.controller.inverse_dynamics(self.q, zero, zero), dtype=float)
-        return np.clip(gravity, -ctx.effort, ctx.effort)
+        return np.clip(gravity, -ctx.effort, ctx.effort)  # (a non-finite one is refused when published)
 
     def _publish(self, tau: np.ndarray, *, hold: bool = False) -> Float64MultiArray | None:
         """Publish ``tau`` (model order) if finite, clipped to the effort limits, in a new message (the safety
         path: stale hold, shutdown); returns the message."""
         ctx = self.ctx
-        if not np.all(np.isfinite(tau)):
-            self.refusals.refuse("non_finite_output", "a non-finite effort was computed: not sent")
+        try:
+            tau = ctx.envelope.clip_effort(tau, ctx.effort)
+        except Refused as exc:
+            self.refusals.refuse(exc.cause, str(exc))
             return None
-        tau = np.clip(tau, -ctx.effort, ctx.effort)
         if ctx.to_motor is not None:  # motor torques (001 eq. 7.33)
             tau = ctx.to_motor @ tau
         msg = Float64MultiArray(data=tau[ctx.to_cmd].tolist())

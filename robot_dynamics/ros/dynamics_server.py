@@ -21,7 +21,7 @@ Services (joint order by name; empty ``joint_names`` = model order):
 
 Every bad request is answered with ``success=false`` and a message ``"<cause>: <sentence>"``
 (causes: ``no_model``, ``too_large``, ``empty``, ``joint_names``, ``ragged``, ``non_finite``,
-``overflow``, ``samples``, ``unknown_method``, ``singular_inertia``, ``unknown_link``, ``frame_id``, ``quaternion``,
+``overflow``, ``samples``, ``busy``, ``unknown_method``, ``singular_inertia``, ``unknown_link``, ``frame_id``, ``quaternion``,
 ``tolerance``, ``unknown_secondary``, ``all_solutions``, ``no_closed_form``, ``posture``, ``weights``, ``unreachable``, ``no_solution``,
 ``invalid``, ``internal_error``); every output is checked finite (but a condition number or force
 ellipsoid length, infinite at a singularity); the node keeps serving.
@@ -29,35 +29,54 @@ ellipsoid length, infinite at a singularity); the node keeps serving.
 Bounded work: each service has its own callback group (so a slow ``~/inverse_kinematics``, at most the
 core's iterations times its starts, never blocks the others) and the node runs a multithreaded
 executor (``~/inverse_dynamics`` runs on a hidden side node with its own single-threaded executor thread,
-see ``__init__``), so one huge request (rclpy turns it into Python objects before any of our code runs)
-never blocks the other services; the size (``max_points``) is checked first, before any
-per-point work, and the unpacking/packing is one array operation per field.  Two things would
-still hold the GIL for seconds: CPython's automatic full collections while a huge request is
-being turned into objects (each one walks every object made so far) and freeing a refused
-request at once.  So this process collects garbage on its own schedule (young generations four
-times a second, a full collection every minute, from a housekeeping thread) and frees big refused
-requests in slices.  What remains is rclpy's own take of the request into C structures, which holds
-the GIL (about a second per 10^6 points).
+see ``__init__``).  Huge requests (issue 29):
+
+* ``~/inverse_dynamics``: ``points`` is bounded in ``InverseDynamics.srv`` (``[<=100000]``, = ``MAX_POINTS``;
+  ``max_points`` can only lower it), so a client of this interface cannot send more: rosidl's C serializer refuses
+  it in ``call_async`` (and the Python setter, with ``ROS_PYTHON_CHECK_FIELDS=1``), nothing reaches the node.  A
+  client of another definition of the service (unbounded) is not even matched by Fast DDS (the type information
+  differs) — unless its participant sends none (``fastdds.type_propagation`` disabled, or another DDS stack):
+  then rclpy, which has no serialized take for services, would turn the request into C structures and then Python
+  objects (6-10 s and ~1.2 GB for 10^6 points) before any user code runs.  :class:`RequestGate` counts the points in
+  the C structure, between the two: a request above ``max_points`` reaches the callback as a marker and is refused
+  (``too_large``) without a single Python object.  What remains is the C take itself (~0.3-0.5 s for 10^6 points,
+  GIL held by rclpy: a call of another service arriving then waits that long; the others answer as when idle).
+  The heap is trimmed afterwards (``malloc_trim``) and the DDS readers of this process free a sample's buffer once
+  taken (:func:`reader_memory_profile`), so the RSS comes back (figures: test/test_service_bounds.py).
+* ``~/inertial_characteristics``: every check (``samples`` first) runs before the report, in a reentrant
+  callback group: a request arriving while a workspace report runs is answered at once (refused, answered at
+  one configuration, or refused ``busy`` when it asks for a second report), never queued behind it.
+
+Two things would still hold the GIL for seconds: CPython's automatic full collections while a big (accepted)
+request is being turned into objects (each one walks every object made so far) and freeing a refused request at
+once.  So this process collects garbage on its own schedule (young generations four times a second, a full
+collection every minute, from a housekeeping thread) and frees big refused requests in slices.
 """
 
 from __future__ import annotations
 
+import atexit
+import contextlib
+import ctypes
 import gc
 import json
 import math
+import os
 import queue
+import tempfile
 import threading
 import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
-from rclpy.callback_groups import MutuallyExclusiveCallbackGroup
+from rclpy.callback_groups import MutuallyExclusiveCallbackGroup, ReentrantCallbackGroup
 from rclpy.node import Node
 from rclpy.qos import QoSProfile, qos_profile_sensor_data
 from rclpy.serialization import deserialize_message
 from scipy.spatial.transform import Rotation
 from sensor_msgs.msg import JointState
+from trajectory_msgs.msg import JointTrajectoryPoint
 
 from robot_dynamics_interfaces.srv import (
     BaseParameters,
@@ -80,13 +99,15 @@ from ..model.robot_model import RobotModel
 from .conversions import JointOrder, float_rows, pose_from_msg, pose_to_msg, short
 from .description import RobotDescription
 from .parameters import Param, Schema
+from .request_gate import NamesAndPoints, Oversize, RequestGate
 from .runtime import Refusals, Refused, poll_sim_time, run_node
 
-MAX_POINTS = 100_000
+MAX_POINTS = 100_000  # = the bound of InverseDynamics.srv's points[<=100000] (test_service_bounds checks both agree)
 REAP_ABOVE = 10_000  # a refused request with more points is freed by a background thread, in slices
 REAP_SLICE = 2_000
 YOUNG_GC_PERIOD = 0.25  # s: collection of the young generations (cost ~ objects made since the last one)
 FULL_GC_PERIOD = 60.0  # s: full collection
+TRIM_FOR = 2.0  # s: the heap is trimmed at each housekeeping round this long after a big refused request
 MIN_INERTIA_RCOND = 1e-12  # forward dynamics refuses A(q) with lambda_min <= this * lambda_max
 METHODS = ("cholesky", "recursive")
 IK_TOLERANCE = 1e-10  # m and rad: ~/inverse_kinematics with tolerance 0
@@ -131,6 +152,12 @@ def _json_default(value: Any) -> Any:
     if isinstance(value, np.generic):
         return value.item()
     raise TypeError(f"{type(value).__name__} is not JSON serializable")
+
+
+def _trim_heap() -> None:
+    """Give the C heap's free pages back to the system (glibc ``malloc_trim``; nothing elsewhere)."""
+    with contextlib.suppress(AttributeError, OSError):
+        ctypes.CDLL(None).malloc_trim(0)
 
 
 def _never_called(msg: object) -> None:
@@ -183,8 +210,8 @@ class _JointStates:
 
 
 PARAMETERS = Schema(
-    Param("max_points", MAX_POINTS, "most points accepted in one ~/inverse_dynamics request (checked before any "
-          "per-point work)", lo=1, hi=10_000_000, live=True),
+    Param("max_points", MAX_POINTS, "most points accepted in one ~/inverse_dynamics request (counted before the "
+          "request is converted to Python objects; the interface bounds it at 100000)", lo=1, hi=MAX_POINTS, live=True),
 )
 
 
@@ -201,6 +228,7 @@ class DynamicsServer(Node):
         self.refusals = Refusals(self)
         self._loaded: _Loaded | None = None
         self._reap_queue: queue.SimpleQueue[list] = queue.SimpleQueue()
+        self._trim = threading.Event()  # set after a big refused request: the housekeeping thread trims the heap
         gc.disable()  # collections on our schedule: see the module docstring
         threading.Thread(target=self._housekeeping, name="housekeeping", daemon=True).start()
         services: tuple[tuple[Any, str, Callable], ...] = (
@@ -211,19 +239,28 @@ class DynamicsServer(Node):
             (Kinematics, "~/kinematics", self.kinematics),
             # iterative, up to seconds for a target it cannot reach: its own group, like every service here
             (InverseKinematics, "~/inverse_kinematics", self.inverse_kinematics),
-            # a workspace report of 10^5 samples takes ~10 s: its own group too
-            (InertialCharacteristics, "~/inertial_characteristics", self.inertial_characteristics),
         )
         for srv_type, name, handler in services:
             self.create_service(srv_type, name, self._serve(handler), callback_group=MutuallyExclusiveCallbackGroup())
+        # a workspace report of 10^5 samples takes seconds: reentrant, so a request arriving meanwhile is checked
+        # (and refused, or answered at one configuration) at once; one report at a time (the others: "busy")
+        self._report_lock = threading.Lock()
+        self.create_service(InertialCharacteristics, "~/inertial_characteristics",
+                            self._serve(self.inertial_characteristics), callback_group=ReentrantCallbackGroup())
         # ~/inverse_dynamics, the hot path of clients (e.g. feed-forward for each planned trajectory), lives on a
         # hidden side node of this process spun by its own single-threaded executor (runtime.run_node): the
         # multithreaded executor's hand-off costs about 1 ms per call.  Same resolved name (remaps of this node
         # applied), no parameters or rosout of its own; a huge request blocks only this service's thread.
         side = Node(f"_{self.get_name()}_inverse_dynamics", namespace=self.get_namespace(), context=self.context,
                     use_global_arguments=False, start_parameter_services=False, enable_rosout=False)
-        side.create_service(InverseDynamics, self.resolve_service_name("~/inverse_dynamics"),
-                            self._serve(self.inverse_dynamics))
+        service = side.create_service(InverseDynamics, self.resolve_service_name("~/inverse_dynamics"),
+                                      self._serve(self.inverse_dynamics))
+        # the size of a request counted in rclpy's C structure, before any Python object is made (RequestGate)
+        probe = InverseDynamics.Request(joint_names=["a", "b", "c"], points=[JointTrajectoryPoint(positions=[1.0])] * 2)
+        self.gate = RequestGate.install(service, NamesAndPoints, ("points",), self._max_points, probe, 2)
+        if self.gate is None:
+            self.get_logger().warning("~/inverse_dynamics: this rclpy does not allow counting the points of a request "
+                                      "before converting it: max_points is checked after the conversion")
         self.side_nodes = (side,)
         self.joint_states = _JointStates(self)
         self.description = RobotDescription(self, self._on_model, MutuallyExclusiveCallbackGroup(), lock_from_joint_states=True)
@@ -246,6 +283,14 @@ class DynamicsServer(Node):
         def call(request: Any, response: Any) -> Any:
             received = time.perf_counter()
             try:
+                if isinstance(request, Oversize):  # counted by the RequestGate: no Python object was made
+                    self._trim.set()
+                    raise Refused("too_large", f"{request.points} points exceed max_points={self._max_points()} "
+                                  f"(counted before conversion to Python objects; refused "
+                                  f"{1e3 * (time.perf_counter() - request.counted):.3f} ms after)")
+                if isinstance(request, BaseException):
+                    raise Refused("invalid", f"the request could not be converted: {type(request).__name__}: "
+                                  f"{short(str(request))}")
                 loaded = self._loaded  # read once: the whole request sees one model
                 if loaded is None:
                     raise Refused("no_model", "no robot model yet (robot_description not received)")
@@ -256,7 +301,7 @@ class DynamicsServer(Node):
                 return response
             except Refused as exc:
                 cause, text = exc.cause, str(exc)
-                if cause == "too_large":
+                if cause == "too_large" and not isinstance(request, Oversize):
                     text += f" (refused {1e3 * (time.perf_counter() - received):.3f} ms after the callback received it)"
             except ValueError as exc:  # the core's own checks of the inputs
                 cause, text = "invalid", str(exc)
@@ -272,18 +317,25 @@ class DynamicsServer(Node):
         """Hand a refused request's big point list to the reaper: freeing 10^6 points at once would
         hold the GIL for a second or more and stall the other services."""
         points = getattr(request, "points", None)
-        if points is not None and len(points) > REAP_ABOVE:
+        if isinstance(points, list) and len(points) > REAP_ABOVE:
             request.points = []
             self._reap_queue.put(points)
 
+    def _max_points(self) -> int:
+        return min(int(self.params.values["max_points"]), MAX_POINTS)
+
     def _housekeeping(self) -> None:
-        """Free refused requests in slices; collect garbage (young generations often, all rarely)."""
+        """Free refused requests in slices; collect garbage (young generations often, all rarely); give the
+        heap back to the system after a big refused request."""
         last_full = time.monotonic()
+        trim_until = 0.0
         while True:
             try:
                 items = self._reap_queue.get(timeout=YOUNG_GC_PERIOD)
             except queue.Empty:
                 items = []
+            if items:
+                self._trim.set()
             while items:
                 del items[-REAP_SLICE:]
                 time.sleep(0.001)  # let the other callbacks take the GIL between slices
@@ -292,11 +344,16 @@ class DynamicsServer(Node):
                 last_full = time.monotonic()
             else:
                 gc.collect(1)
+            if self._trim.is_set():  # for TRIM_FOR s: DDS frees the sample's buffers after the take
+                self._trim.clear()
+                trim_until = time.monotonic() + TRIM_FOR
+            if time.monotonic() < trim_until:
+                _trim_heap()  # (ctypes releases the GIL meanwhile)
 
     # ------------------------------------------------------------------ services
     def inverse_dynamics(self, loaded: _Loaded, request: InverseDynamics.Request, response: InverseDynamics.Response) -> None:
-        npts = len(request.points)  # first, before any per-point work
-        limit = self.params.values["max_points"]
+        npts = len(request.points)  # first, before any per-point work (the RequestGate counted it already)
+        limit = self._max_points()
         if npts > limit:
             raise Refused("too_large", f"{npts} points exceed max_points={limit}")
         if npts == 0:
@@ -458,7 +515,13 @@ class DynamicsServer(Node):
             response.loading_factor, response.kinematic_factor = square(ic.LF), square(ic.KF)
             response.gravity = ic.G[perm].tolist()
         if samples:
-            report = inertia_report(model, samples, int(request.seed), rotor_inertia=rotor)
+            if not self._report_lock.acquire(blocking=False):
+                raise Refused("busy", "a workspace report is being computed: ask again when it is done "
+                                      "(one at a time; requests without samples are answered meanwhile)")
+            try:
+                report = inertia_report(model, samples, int(request.seed), rotor_inertia=rotor)
+            finally:
+                self._report_lock.release()
             response.inertia_min, response.inertia_max = square(report.d_min), square(report.d_max)
             response.coupling_max = square(report.k_max)
             response.max_coupling = float(report.max_coupling)
@@ -560,7 +623,36 @@ class DynamicsServer(Node):
                             f"{orientation_error:.3g} rad")
 
 
+READER_MEMORY_PROFILE = """<?xml version="1.0" encoding="UTF-8" ?>
+<dds xmlns="http://www.eprosima.com"><profiles>
+  <data_reader profile_name="dynamics_server_readers" is_default_profile="true">
+    <historyMemoryPolicy>DYNAMIC</historyMemoryPolicy>
+  </data_reader>
+</profiles></dds>
+"""
+
+
+def reader_memory_profile(environ: dict[str, str] | Any = os.environ) -> str | None:
+    """Fast DDS readers of this process that free each sample's buffer once taken (``DYNAMIC`` history memory),
+    not rmw_fastrtps's default that keeps the largest one for reuse (+164 MB after one 10^6-point request, for
+    good).  Set through an XML profile file (a temporary file, removed at exit) and
+    ``RMW_FASTRTPS_USE_QOS_FROM_XML=1`` (the QoS set in code still apply); nothing is changed when the
+    environment already names a profile file or another RMW.  Returns the file written, or None."""
+    if (environ.get("RMW_IMPLEMENTATION") or "rmw_fastrtps_cpp") != "rmw_fastrtps_cpp" or any(
+            environ.get(k) for k in ("FASTDDS_DEFAULT_PROFILES_FILE", "FASTRTPS_DEFAULT_PROFILES_FILE",
+                                     "RMW_FASTRTPS_USE_QOS_FROM_XML")):
+        return None
+    fd, path = tempfile.mkstemp(prefix="dynamics_server_", suffix=".xml")
+    with os.fdopen(fd, "w") as fh:
+        fh.write(READER_MEMORY_PROFILE)
+    atexit.register(lambda: os.path.exists(path) and os.unlink(path))
+    environ["FASTDDS_DEFAULT_PROFILES_FILE"] = path
+    environ["RMW_FASTRTPS_USE_QOS_FROM_XML"] = "1"
+    return path
+
+
 def main(args: list[str] | None = None) -> int:
+    reader_memory_profile()  # before rclpy creates the participant
     return run_node(DynamicsServer, args)
 
 

@@ -19,6 +19,14 @@
    ``~/status``).
 
 The node never computes dynamics itself: the core does (excitation, estimation, validation efforts).
+
+Where it writes (issue 29): only under ``output_root``, a directory read at start (absolute, or relative to the
+node's working directory; it may be anywhere: the operator chose it).  ``output_dir`` (parameter, live) and a
+request's ``output_dir`` name a sub-directory of that root, checked by :func:`sub_directory` (relative, no ``..``, no
+NUL or control character, at most MAX_SUBDIR_CHARS) and :func:`output_path` (no symbolic link on the way leads
+out of the root; no file to be written is a symbolic link).  A request's is taken instead of the parameter's; a
+bad one is refused before anything else happens (no recording, no motion, nothing written), a bad run-time
+``output_dir`` is refused by the set-parameters call with the reason.
 """
 
 from __future__ import annotations
@@ -29,7 +37,7 @@ import math
 import os
 import threading
 import time
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any
 
 import numpy as np
@@ -47,7 +55,7 @@ from ..identification.estimation import base_parameters_of, identify, physically
 from ..identification.excitation import optimize_excitation
 from ..identification.friction import FRICTION_MODELS
 from ..identification.io import is_physically_consistent, result_to_yaml, write_model_urdf
-from ..identification.update import check_inertia, updated_model
+from ..identification.update import check_inertia, sign_violation, updated_model
 from ..model.robot_model import RobotModel
 from ..trajectory.joint_space import point_to_point
 from .description import RobotDescription
@@ -56,6 +64,42 @@ from .recorder import _joint_trajectory_msg
 from .runtime import Refusals, guarded, run_node
 
 URDF_FIT_DECIMATION = 5  # samples of the physically consistent fit: every 5th (2 ms periods: 10 ms apart)
+MAX_SUBDIR_CHARS = 255  # a sub-directory of output_root, as given
+OUTPUT_FILES = ("recording.npz", "estimates.yaml", "model.yaml", "validation.json", "model.urdf")
+
+
+def sub_directory(text: str, what: str = "output_dir") -> PurePosixPath:
+    """``text`` as a sub-directory of the output root (``PurePosixPath('.')`` for ``""``), or ``ValueError`` naming
+    ``what`` and the rule it breaks: not absolute, no ``..`` component, no NUL or control character, at most
+    MAX_SUBDIR_CHARS characters.  ``.`` and empty components are dropped (``a/./b`` and ``a//b`` are ``a/b``)."""
+    if not isinstance(text, str):
+        raise ValueError(f"{what} must be a string, got {type(text).__name__}")
+    if len(text) > MAX_SUBDIR_CHARS:
+        raise ValueError(f"{what} has {len(text)} characters, more than {MAX_SUBDIR_CHARS}")
+    if any(ord(ch) < 32 or ord(ch) == 127 for ch in text):
+        kind = "a NUL byte" if "\x00" in text else "a control character"
+        raise ValueError(f"{what} {text[:60]!r} contains {kind}")
+    if text.startswith("/"):
+        raise ValueError(f"{what} {text[:60]!r} is an absolute path: name a sub-directory of output_root")
+    parts = [p for p in text.split("/") if p not in ("", ".")]
+    if ".." in parts:
+        raise ValueError(f"{what} {text[:60]!r} contains '..': name a sub-directory of output_root")
+    return PurePosixPath(*parts) if parts else PurePosixPath(".")
+
+
+def output_path(root: Path, sub: PurePosixPath, what: str = "output_dir") -> Path:
+    """``root / sub`` when no symbolic link on the way leads out of ``root`` and none of OUTPUT_FILES there is a
+    symbolic link (``ValueError`` otherwise); ``root`` is absolute."""
+    real_root = Path(os.path.realpath(root))
+    target = root / sub
+    real = Path(os.path.realpath(target))  # follows every existing link on the way
+    if real != real_root and real_root not in real.parents:
+        raise ValueError(f"{what} {str(sub)!r} leads out of output_root {str(root)!r} (to {str(real)!r}, through a "
+                         "symbolic link)")
+    for name in OUTPUT_FILES:
+        if (target / name).is_symlink():
+            raise ValueError(f"{what} {str(sub)!r}: {name} there is a symbolic link; nothing is written through one")
+    return target
 
 PARAMETERS = Schema(
     Param("controller", "computed_torque_controller", "the controller whose <controller>/follow_joint_trajectory "
@@ -75,8 +119,10 @@ PARAMETERS = Schema(
     Param("holdout", 0.25, "fraction of the run (its end) kept for validation", lo=0.05, hi=0.5, live=True),
     Param("effort_delay", 0.001, "the measured efforts lag the positions by this much (half a control period for "
           "a ros2_control effort interface or mujoco_sim)", lo=0.0, hi=1.0, live=True, unit="s"),
-    Param("output_dir", "identification", "estimates.yaml, model.yaml, model.urdf go here (a request may say "
-          "otherwise)", live=True),
+    Param("output_root", "identification", "the only directory the node writes under (absolute, or relative to its "
+          "working directory)"),
+    Param("output_dir", "", "sub-directory of output_root for recording.npz, estimates.yaml, model.yaml, "
+          "validation.json, model.urdf ('' = output_root; relative, no '..'; a request may name another)", live=True),
     Param("swap_targets", ["dynamics_server", "computed_torque_controller"], "nodes whose ~/set_dynamic_parameters "
           "receive the identified model on swap", kind="string_array", live=True),
 )
@@ -127,7 +173,12 @@ class Identifier(Node):
         super().__init__("identifier")
         self.params = PARAMETERS.copy()
         v = self.params.declare(self)
-        self.params.attach(self)
+        root = v["output_root"]
+        if not root or "\x00" in root:
+            raise ValueError("output_root must name a directory")
+        self.output_root = Path(os.path.abspath(os.path.expanduser(root)))  # fixed for the node's life
+        output_path(self.output_root, sub_directory(v["output_dir"]))  # the start value follows the rule too
+        self.params.attach(self, self._on_parameters)
         self.refusals = Refusals(self)
         self.model: RobotModel | None = None
         self.latest: dict[str, float] = {}
@@ -145,6 +196,17 @@ class Identifier(Node):
 
     def _on_model(self, model: RobotModel, urdf: str) -> None:
         self.model = model
+
+    def _on_parameters(self, changes: dict[str, Any]) -> None:
+        """Run-time changes: ``output_dir`` must name a sub-directory of ``output_root`` (ValueError: the reason)."""
+        if "output_dir" in changes:
+            output_path(self.output_root, sub_directory(changes["output_dir"]))
+
+    def _output(self, requested: str) -> Path:
+        """Where this identification writes: the request's sub-directory of ``output_root``, else the parameter's."""
+        what = "request output_dir" if requested else "output_dir"
+        sub = sub_directory(requested or self.params.values["output_dir"], what)
+        return output_path(self.output_root, sub, what)
 
     @guarded()
     def on_joint_states(self, msg: JointState) -> None:
@@ -216,18 +278,18 @@ class Identifier(Node):
 
     def _identify(self, request: Identify.Request, response: Identify.Response) -> None:
         v = self.params.values
-        model = self.model
-        if model is None:
-            raise ValueError("no robot model yet (robot_description not received)")
-        names = list(model.joint_names)
-        q0 = self._position(names)
+        out = self._output(request.output_dir)  # first: a bad directory is refused before anything happens
         duration = request.duration or v["duration"]
         holdout = request.holdout or v["holdout"]
         if not (math.isfinite(duration) and 1.0 <= duration <= 600.0):
             raise ValueError("duration must be in [1, 600] s")
         if not (math.isfinite(holdout) and 0.05 <= holdout <= 0.5):
             raise ValueError("holdout must be in [0.05, 0.5]")
-        out = Path(request.output_dir or v["output_dir"])
+        model = self.model
+        if model is None:
+            raise ValueError("no robot model yet (robot_description not received)")
+        names = list(model.joint_names)
+        q0 = self._position(names)
         # 1. excitation: over the workspace (mid-range of the limits) or around where the arm is
         t0 = time.monotonic()
         here = v["center"] == "current"
@@ -250,6 +312,7 @@ class Identifier(Node):
         data = self._run_and_record(model, traj)
         self._say(f"{data.samples} samples recorded over {data.t[-1] - data.t[0]:.2f} s")
         out.mkdir(parents=True, exist_ok=True)
+        out = output_path(self.output_root, out.relative_to(self.output_root))  # again: the run took seconds
         save_npz(out / "recording.npz", data)  # the raw run: `robot-dynamics identify out/recording.npz` offline
         # 3. estimate on the first part, validate on the rest
         split = data.t[0] + (1.0 - holdout) * (data.t[-1] - data.t[0])
@@ -378,12 +441,18 @@ class SwapRefused(RuntimeError):
 
 def _swap_refusal(new: RobotModel, before: np.ndarray, after: np.ndarray) -> str:
     """Why the identified model ``new`` must not replace the running one ("" when it may): it explains the
-    held-out efforts no better (RMS over the joints), or its inertia matrix is not positive definite."""
+    held-out efforts no better (RMS over the joints), a friction coefficient is negative, or its inertia matrix is
+    not positive definite (the targets' ``updated_model`` would refuse it anyway, after the files are written)."""
     rms_b, rms_a = float(np.sqrt(np.mean(before**2))), float(np.sqrt(np.mean(after**2)))
     if not rms_a < rms_b:
         return (f"the identified model does not explain the held-out efforts better (RMS {rms_b:.4g} -> {rms_a:.4g}"
                 " N m): a disturbed recording (e.g. the drive braked) or too little excitation; the model in use "
                 "is kept")
+    for k in ("Fc", "Fv"):  # friction terms are base parameters of their own: the identified values
+        for j, value in enumerate(getattr(new, k), start=1):
+            why = sign_violation(f"{k}{j}", float(value), new.dof)
+            if why:
+                return f"{why}; the model in use is kept"
     try:
         check_inertia(new)
     except ValueError as exc:

@@ -190,6 +190,8 @@ class Schema:
                     apply(changes)
             except ValueError as exc:
                 return SetParametersResult(successful=False, reason=str(exc))
+            except Exception as exc:  # noqa: BLE001 - a set-parameters call is always answered
+                return SetParametersResult(successful=False, reason=f"{type(exc).__name__}: {exc}")
             self.values.update(changes)
             return SetParametersResult(successful=True)
 

@@ -35,17 +35,10 @@ from rclpy.signals import SignalHandlerOptions
 from rclpy.time import Time
 from rosgraph_msgs.msg import Clock as ClockMsg
 
+from ..safety.refusal import Refused
 from .cdr import CDRError, read_clock
 
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
-
-
-class Refused(ValueError):
-    """An input refused at the node boundary; ``cause`` is a short stable key (for counters and tests)."""
-
-    def __init__(self, cause: str, text: str) -> None:
-        super().__init__(text)
-        self.cause = cause
 
 
 class Refusals:
@@ -57,10 +50,12 @@ class Refusals:
         self.counts: Counter[str] = Counter()
         self._last: dict[str, float] = {}
         self._lock = threading.Lock()
+        self.latest: tuple[str, str] | None = None  # the last refusal (cause, text): a mode reason may cite it
 
     def refuse(self, cause: str, text: str) -> None:
         now = time.monotonic()
         with self._lock:
+            self.latest = (cause, text)
             self.counts[cause] += 1
             count = self.counts[cause]
             last = self._last.get(cause)

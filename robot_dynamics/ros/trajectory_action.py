@@ -32,15 +32,19 @@ from __future__ import annotations
 
 import gc
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+from action_msgs.msg import GoalStatus
 from control_msgs.action import FollowJointTrajectory
 from rclpy.action import ActionServer, CancelResponse, GoalResponse
 from rclpy.callback_groups import ReentrantCallbackGroup
 from rclpy.node import Node
+from trajectory_msgs.msg import JointTrajectoryPoint
+
+from .request_gate import GoalOfTrajectory, Oversize, RequestGate
 
 Result = FollowJointTrajectory.Result
 SUCCESSFUL = Result.SUCCESSFUL
@@ -79,12 +83,21 @@ class Tolerances:
         return bool(np.isfinite(self.path_position).any() or np.isfinite(self.path_velocity).any())
 
 
-def _tolerance(value: float, default: float) -> float:
-    """JTC's rule: > 0 the value, 0 the default (whose 0 means not checked), < 0 not checked."""
+ERASE = -1.0  # control_msgs/JointTolerance: -1 "erases" a tolerance (not checked)
+ERASE_TOLERANCE = float(np.finfo(np.float32).eps)  # JTC compares with -1 to float epsilon
+
+
+def _tolerance(value: float, default: float, what: str = "tolerance") -> float:
+    """control_msgs/JointTolerance as JTC reads it: > 0 the value, 0 the default (whose 0 means not checked), -1
+    not checked; any other negative value is illegal (``GoalError``, INVALID_GOAL: JTC logs it and falls back to
+    its defaults, this controller says so to the client)."""
     if value > 0:
         return value
-    if value < 0:
+    if abs(value - ERASE) < ERASE_TOLERANCE:
         return np.inf
+    if value < 0:
+        raise GoalError(INVALID_GOAL, f"{what} is {value:g}: a tolerance is > 0, 0 (the controller's default) or -1 "
+                                      "(not checked), as control_msgs/JointTolerance defines")
     return default if default > 0 else np.inf
 
 
@@ -109,18 +122,22 @@ def tolerances(goal: Any, joints: Sequence[str], defaults: dict[str, Any]) -> To
             if tol.acceleration > 0:
                 raise GoalError(INVALID_GOAL, f"{what}[{k}] ({tol.name}) sets an acceleration tolerance: the arm's "
                                               "acceleration is not measured (/joint_states has none); use 0 or -1")
-            pos[j] = _tolerance(tol.position, pos[j] if np.isfinite(pos[j]) else 0.0)
-            vel[j] = _tolerance(tol.velocity, vel[j] if np.isfinite(vel[j]) else 0.0)
+            if tol.acceleration < 0:
+                _tolerance(tol.acceleration, 0.0, f"{what}[{k}] ({tol.name}) acceleration")
+            pos[j] = _tolerance(tol.position, pos[j] if np.isfinite(pos[j]) else 0.0, f"{what}[{k}] ({tol.name}) position")
+            vel[j] = _tolerance(tol.velocity, vel[j] if np.isfinite(vel[j]) else 0.0, f"{what}[{k}] ({tol.name}) velocity")
     if goal.component_path_tolerance or goal.component_goal_tolerance:
         raise GoalError(INVALID_GOAL, "component tolerances (multi-DOF joints) are not supported")
     if goal.multi_dof_trajectory.points or goal.multi_dof_trajectory.joint_names:
         raise GoalError(INVALID_GOAL, "multi-DOF trajectories are not supported")
     gt = goal.goal_time_tolerance
-    if gt.nanosec >= 1_000_000_000 or gt.sec < 0:
-        raise GoalError(INVALID_GOAL, "goal_time_tolerance is not a valid duration")
+    if gt.nanosec >= 1_000_000_000:
+        raise GoalError(INVALID_GOAL, "goal_time_tolerance is not a valid duration (nanosec >= 1e9)")
     goal_time = gt.sec + 1e-9 * gt.nanosec
-    if goal_time == 0.0:
-        goal_time = max(float(defaults["goal_time"]), 0.0)
+    # as JTC: > 0 the value, 0 the parameter's (0: no limit), -1 no limit, other negative values illegal
+    goal_time = _tolerance(goal_time, float(defaults["goal_time"]), "goal_time_tolerance")
+    if not np.isfinite(goal_time):
+        goal_time = 0.0  # 0: no limit after the end
     return Tolerances(path_p, path_v, goal_p, goal_v, goal_time)
 
 
@@ -184,15 +201,73 @@ class GoalRun:
         return None
 
 
+UNKNOWN_GOAL = ("no such goal on this controller (unknown or expired goal ID; the controller may have restarted "
+                "since it was sent): its outcome is unknown")
+
+
 class _ActionServer(ActionServer):
     """rclpy's ActionServer taking requests with the cyclic collector paused: a goal is converted to Python objects
-    as a whole (rclpy offers no serialized take for actions: its size cannot be checked first); a 100 000-point goal
-    makes ~1 M objects in ~0.9 s, and collections meanwhile held the GIL from the control loop for tens of ms."""
+    as a whole; a 100 000-point goal makes ~1 M objects in ~0.9 s (GIL held: the control loop waits), and
+    collections meanwhile held the GIL for tens of ms more.  With ``max_points`` (a callable), goals are taken
+    through a :class:`~.request_gate.RequestGate`: one with more points is refused (goal rejected, ``on_oversize``
+    told) before any Python object is made (the C take of 10^6 points: ~0.3-0.5 s, not 6-10 s).
+
+    The result of a goal this server does not know (a controller restarted since the goal was sent) is status
+    UNKNOWN with ``error_code`` INVALID_GOAL and the reason, not rclpy's empty result (``error_code`` 0, which reads
+    as SUCCESSFUL)."""
+
+    def __init__(self, *args: Any, max_points: Callable[[], int] | None = None,
+                 on_oversize: Callable[[str], None] | None = None, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._on_oversize = on_oversize
+        self.gate = None
+        if max_points is not None:
+            request = self._action_type.Impl.SendGoalService.Request
+            probe = request()
+            probe.goal.trajectory.joint_names = ["a"]
+            probe.goal.trajectory.points = [JointTrajectoryPoint(positions=[1.0]), JointTrajectoryPoint(positions=[2.0])]
+            self.gate = RequestGate.make(request, GoalOfTrajectory, ("trajectory", "points"), max_points, probe, 2)
+
+    async def _execute_goal_request(self, request_header_and_message):  # noqa: ANN001, ANN202 - rclpy's
+        request_header, request = request_header_and_message
+        if isinstance(request, (Oversize, BaseException)):  # counted by the gate: no Python goal was made
+            why = (f"goal with {request.points} trajectory points refused before conversion (max_trajectory_points "
+                   f"{self.gate.limit() if self.gate else '?'})" if isinstance(request, Oversize)
+                   else f"goal could not be converted: {type(request).__name__}: {request}")
+            response = self._action_type.Impl.SendGoalService.Response()
+            response.accepted = False
+            with self._lock:
+                self._handle.send_goal_response(request_header, response)
+            if self._on_oversize is not None:
+                self._on_oversize(why)
+            return None
+        return await super()._execute_goal_request(request_header_and_message)
+
+    async def _execute_get_result_request(self, request_header_and_message):  # noqa: ANN001, ANN202 - rclpy's
+        request_header, request = request_header_and_message
+        if bytes(request.goal_id.uuid) in self._goal_handles:
+            return await super()._execute_get_result_request(request_header_and_message)
+        response = self._action_type.Impl.GetResultService.Response()
+        response.status = GoalStatus.STATUS_UNKNOWN
+        response.result.error_code = INVALID_GOAL
+        response.result.error_string = UNKNOWN_GOAL
+        with self._lock:
+            self._handle.send_result_response(request_header, response)
+        return None
 
     def take_data(self):  # noqa: ANN201 - rclpy's signature
         enabled = gc.isenabled()
         gc.disable()
+        gated = self.gate is not None and self._is_goal_request_ready
         try:
+            if gated:  # rclpy takes the goal with the class it finds here: the gated one for this call
+                self._is_goal_request_ready = False
+                with self._lock:
+                    taken = self._handle.take_goal_request(self.gate.gated_type)
+                data = super().take_data()
+                if taken[0] is not None:
+                    data["goal"] = taken
+                return data
             return super().take_data()
         finally:
             if enabled:
@@ -204,7 +279,8 @@ class FollowJointTrajectoryServer:
     ``prepare_goal(handle) -> GoalRun`` (raises ``GoalError``), ``submit_goal(run)``, ``cancel_goal(run)`` and
     ``goal_feedback(run) -> FollowJointTrajectory.Feedback | None``."""
 
-    def __init__(self, controller: Node, rate: float, threads: int = 4) -> None:
+    def __init__(self, controller: Node, rate: float, threads: int = 4, *, max_points: Callable[[], int] | None = None,
+                 on_oversize: Callable[[str], None] | None = None) -> None:
         self.controller = controller
         self.period = 1.0 / rate
         self.runs: set[GoalRun] = set()
@@ -218,7 +294,8 @@ class FollowJointTrajectoryServer:
         self.name = controller.resolve_topic_name("~/follow_joint_trajectory")
         self.server = _ActionServer(side, FollowJointTrajectory, self.name, execute_callback=self._execute,
                                    goal_callback=self._on_goal, cancel_callback=self._on_cancel,
-                                   callback_group=ReentrantCallbackGroup())
+                                   callback_group=ReentrantCallbackGroup(), max_points=max_points,
+                                   on_oversize=on_oversize)
 
     def _on_goal(self, goal: Any) -> GoalResponse:
         """Accepted at once (checked in the execute callback, so a bad goal gets its reason in the result)."""

@@ -1,0 +1,232 @@
+"""FollowJointTrajectory tolerances and goal outcomes at their boundaries (issue 29): the pure functions of
+``robot_dynamics.ros.trajectory_action`` (no processes), and the result of an unknown goal over rclpy in-process."""
+
+from __future__ import annotations
+
+import uuid
+
+import numpy as np
+import pytest
+from control_msgs.action import FollowJointTrajectory
+from control_msgs.msg import JointTolerance
+
+from robot_dynamics.ros.trajectory_action import (
+    ABORTED,
+    GOAL_TOLERANCE_VIOLATED,
+    INVALID_GOAL,
+    INVALID_JOINTS,
+    SUCCEEDED,
+    SUCCESSFUL,
+    GoalError,
+    GoalRun,
+    Tolerances,
+    tolerances,
+)
+
+NAMES = ["a", "b"]
+DEFAULTS = {"trajectory": [0.2, 0.0], "goal": [0.05, 0.0], "stopped_velocity_tolerance": 0.01, "goal_time": 0.5}
+
+
+def up(x: float) -> float:
+    return float(np.nextafter(x, np.inf))
+
+
+def goal(path=(), goal_tol=(), goal_time: float | None = None) -> FollowJointTrajectory.Goal:
+    g = FollowJointTrajectory.Goal()
+    g.path_tolerance = [JointTolerance(name=n, position=p, velocity=v, acceleration=a) for n, p, v, a in path]
+    g.goal_tolerance = [JointTolerance(name=n, position=p, velocity=v, acceleration=a) for n, p, v, a in goal_tol]
+    if goal_time is not None:
+        sec = int(np.floor(goal_time))
+        g.goal_time_tolerance.sec, g.goal_time_tolerance.nanosec = sec, round((goal_time - sec) * 1e9)
+    return g
+
+
+def test_defaults_from_the_parameters():
+    tol = tolerances(goal(), NAMES, DEFAULTS)
+    np.testing.assert_array_equal(tol.path_position, [0.2, np.inf])  # 0: not checked
+    np.testing.assert_array_equal(tol.goal_position, [0.05, np.inf])
+    np.testing.assert_array_equal(tol.goal_velocity, [0.01, 0.01])
+    np.testing.assert_array_equal(tol.path_velocity, [np.inf, np.inf])
+    assert tol.goal_time == 0.5 and tol.checks_path
+
+
+def test_goal_values_positive_zero_and_erase():
+    tol = tolerances(goal(path=[("a", 0.3, 0.0, 0.0), ("b", 0.0, 0.7, 0.0)],
+                          goal_tol=[("a", -1.0, -1.0, 0.0)]), NAMES, DEFAULTS)
+    np.testing.assert_array_equal(tol.path_position, [0.3, np.inf])  # > 0: the value; 0: the default (none for b)
+    np.testing.assert_array_equal(tol.path_velocity, [np.inf, 0.7])
+    np.testing.assert_array_equal(tol.goal_position, [np.inf, np.inf])  # -1: erased
+    np.testing.assert_array_equal(tol.goal_velocity, [np.inf, 0.01])
+
+
+@pytest.mark.parametrize("value", [-5.0, -2.0, -0.5, -1.0 - 1e-6, -1e-300])
+def test_illegal_negative_tolerances_are_refused(value):
+    with pytest.raises(GoalError) as info:
+        tolerances(goal(path=[("b", value, 0.0, 0.0)]), NAMES, DEFAULTS)
+    assert info.value.code == INVALID_GOAL and "path_tolerance[0] (b) position" in str(info.value)
+    with pytest.raises(GoalError):
+        tolerances(goal(goal_tol=[("a", 0.0, value, 0.0)]), NAMES, DEFAULTS)
+    with pytest.raises(GoalError):
+        tolerances(goal(goal_tol=[("a", 0.0, 0.0, value)]), NAMES, DEFAULTS)
+
+
+def test_erase_is_minus_one_to_float_epsilon():
+    eps = float(np.finfo(np.float32).eps)
+    tolerances(goal(path=[("a", -1.0 + 0.5 * eps, 0.0, 0.0)]), NAMES, DEFAULTS)
+    with pytest.raises(GoalError):
+        tolerances(goal(path=[("a", -1.0 + 2 * eps, 0.0, 0.0)]), NAMES, DEFAULTS)
+
+
+def test_goal_time_tolerance():
+    assert tolerances(goal(goal_time=2.0), NAMES, DEFAULTS).goal_time == 2.0
+    assert tolerances(goal(goal_time=0.0), NAMES, DEFAULTS).goal_time == 0.5  # the parameter's
+    assert tolerances(goal(goal_time=-1.0), NAMES, DEFAULTS).goal_time == 0.0  # erased: no limit
+    with pytest.raises(GoalError, match="goal_time_tolerance is -0.5"):
+        tolerances(goal(goal_time=-0.5), NAMES, DEFAULTS)
+
+
+def test_unknown_joint_and_acceleration_tolerances():
+    with pytest.raises(GoalError) as info:
+        tolerances(goal(path=[("c", 0.1, 0.0, 0.0)]), NAMES, DEFAULTS)
+    assert info.value.code == INVALID_JOINTS
+    with pytest.raises(GoalError, match="acceleration"):
+        tolerances(goal(path=[("a", 0.1, 0.0, 0.5)]), NAMES, DEFAULTS)
+    with pytest.raises(GoalError, match="not finite"):
+        tolerances(goal(path=[("a", float("nan"), 0.0, 0.0)]), NAMES, DEFAULTS)
+
+
+def run(path_p=(0.2, np.inf), path_v=(np.inf, np.inf), goal_p=(0.05, np.inf), goal_v=(0.01, 0.01),
+        goal_time=0.5) -> GoalRun:
+    tol = Tolerances(np.array(path_p, float), np.array(path_v, float), np.array(goal_p, float),
+                     np.array(goal_v, float), goal_time)
+    return GoalRun(handle=None, tol=tol)
+
+
+def test_path_tolerance_boundary():
+    r = run()
+    zero = np.zeros(2)
+    assert r.path_violation(NAMES, np.array([0.2, 5.0]), zero, zero, zero) is None  # error == bound: within
+    text = r.path_violation(NAMES, np.array([up(0.2), 0.0]), zero, zero, zero)
+    assert text is not None and "a position error" in text
+    assert r.path_violation(NAMES, np.array([-0.2, 0.0]), zero, zero, zero) is None
+    assert r.path_violation(NAMES, np.array([-up(0.2), 0.0]), zero, zero, zero) is not None
+    rv = run(path_v=(np.inf, 0.7))
+    assert rv.path_violation(NAMES, zero, np.array([0.0, 0.7]), zero, zero) is None
+    text = rv.path_violation(NAMES, zero, np.array([0.0, up(0.7)]), zero, zero)
+    assert text is not None and "b velocity error" in text
+
+
+def test_goal_tolerance_and_goal_time_boundaries():
+    r = run()
+    r.end_time = 10.0
+    zero = np.zeros(2)
+    q_goal = np.array([0.05, 3.0])
+    ok = r.goal_state(NAMES, q_goal, zero, np.array([0.01, -0.01]), 10.0)  # errors exactly at the tolerances
+    assert ok is not None and ok[:2] == (SUCCEEDED, SUCCESSFUL)
+    assert r.goal_state(NAMES, np.array([up(0.05), 0.0]), zero, zero, 10.5) is None  # late == goal_time: waits
+    late = r.goal_state(NAMES, np.array([up(0.05), 0.0]), zero, zero, up(10.5))
+    assert late is not None and late[:2] == (ABORTED, GOAL_TOLERANCE_VIOLATED) and "a position error" in late[2]
+    assert r.goal_state(NAMES, zero, zero, np.array([0.0, up(0.01)]), 10.1) is None
+    forever = run(goal_time=0.0)
+    forever.end_time = 0.0
+    assert forever.goal_state(NAMES, np.array([1.0, 0.0]), zero, zero, 1e6) is None  # 0: waits (JTC)
+
+
+def test_the_result_of_an_unknown_goal_is_not_success():
+    """rclpy answers a result request for a goal it does not know with an empty result (error_code 0 =
+    SUCCESSFUL); the controller's action server answers INVALID_GOAL with the reason (a controller restarted
+    since the goal was sent)."""
+    import rclpy
+    from action_msgs.msg import GoalStatus
+    from rclpy.action import ActionClient
+    from rclpy.executors import SingleThreadedExecutor
+
+    from robot_dynamics.ros.trajectory_action import UNKNOWN_GOAL, _ActionServer
+
+    ctx = rclpy.Context()
+    rclpy.init(context=ctx)
+    try:
+        node = rclpy.create_node("unknown_goal_result", context=ctx)
+        _ActionServer(node, FollowJointTrajectory, "/unknown_goal_test/follow_joint_trajectory",
+                      execute_callback=lambda handle: FollowJointTrajectory.Result())
+        client = ActionClient(node, FollowJointTrajectory, "/unknown_goal_test/follow_joint_trajectory")
+        # a client's result request, as rclpy's ActionClient sends it (its hidden get_result service)
+        result = node.create_client(FollowJointTrajectory.Impl.GetResultService,
+                                    "/unknown_goal_test/follow_joint_trajectory/_action/get_result")
+        ex = SingleThreadedExecutor(context=ctx)
+        ex.add_node(node)
+        assert client.wait_for_server(timeout_sec=30) and result.wait_for_service(timeout_sec=30)
+        req = FollowJointTrajectory.Impl.GetResultService.Request()
+        req.goal_id.uuid = list(uuid.uuid4().bytes)
+        fut = result.call_async(req)
+        ex.spin_until_future_complete(fut, timeout_sec=60)
+        assert fut.done(), "no answer to the result request within 60 s (a starved host?)"
+        res = fut.result()
+        assert res.status == GoalStatus.STATUS_UNKNOWN
+        assert res.result.error_code == INVALID_GOAL
+        assert res.result.error_string == UNKNOWN_GOAL
+        ex.shutdown()
+        node.destroy_node()
+    finally:
+        rclpy.shutdown(context=ctx)
+
+
+def test_goals_beyond_max_points_are_rejected_before_conversion():
+    """The controller's action server counts a goal's points in rclpy's C structure (RequestGate): a goal with one
+    point more than the limit is rejected without a Python goal object (the callback never sees it); one at the
+    limit is accepted.  A 200 000-point goal is rejected the same way (figures printed)."""
+    import time
+
+    import rclpy
+    from rclpy.action import ActionClient
+    from rclpy.executors import MultiThreadedExecutor
+    from trajectory_msgs.msg import JointTrajectoryPoint
+
+    from robot_dynamics.ros.trajectory_action import _ActionServer
+
+    ctx = rclpy.Context()
+    rclpy.init(context=ctx)
+    seen: list[int] = []
+    refused: list[str] = []
+    try:
+        node = rclpy.create_node("gated_goals", context=ctx)
+
+        def on_goal(g):
+            from rclpy.action import GoalResponse
+
+            seen.append(len(g.trajectory.points))
+            return GoalResponse.ACCEPT
+
+        server = _ActionServer(node, FollowJointTrajectory, "/gated_goal_test/follow_joint_trajectory",
+                               execute_callback=lambda handle: (handle.succeed(), FollowJointTrajectory.Result())[1],
+                               goal_callback=on_goal, max_points=lambda: 100, on_oversize=refused.append)
+        assert server.gate is not None, "rclpy/rosidl internals differ: the goal gate could not be installed"
+        client = ActionClient(node, FollowJointTrajectory, "/gated_goal_test/follow_joint_trajectory")
+        ex = MultiThreadedExecutor(context=ctx)
+        ex.add_node(node)
+        assert client.wait_for_server(timeout_sec=30)
+
+        def send(n: int):
+            g = FollowJointTrajectory.Goal()
+            g.trajectory.joint_names = ["a"]
+            p = JointTrajectoryPoint(positions=[0.0])
+            g.trajectory.points = [p] * n
+            t0 = time.perf_counter()
+            fut = client.send_goal_async(g)
+            ex.spin_until_future_complete(fut, timeout_sec=120)
+            assert fut.done(), f"no goal response within 120 s ({n} points; a starved host?)"
+            return fut.result(), time.perf_counter() - t0
+
+        handle, _ = send(100)
+        assert handle.accepted and seen == [100]
+        handle, _ = send(101)
+        assert not handle.accepted and seen == [100]
+        assert refused and "101 trajectory points" in refused[-1]
+        handle, dt = send(200_000)
+        assert not handle.accepted and seen == [100] and "200000 trajectory points" in refused[-1]
+        print(f"\n200 000-point goal rejected {dt:.2f} s after send_goal_async (client serialization included); "
+              f"the server made no Python goal object")
+        ex.shutdown()
+        node.destroy_node()
+    finally:
+        rclpy.shutdown(context=ctx)

@@ -1,0 +1,133 @@
+"""Mutation check of the safety checks: each check disabled in turn must make a test fail.
+
+``python tools/check_mutations.py [--nodes] [NAME ...]`` copies the repository's ``robot_dynamics`` and ``test``
+trees into a temporary directory once per mutation, applies the mutation (one exact text replacement, which must
+match once), runs the tests that guard it (``pytest -x -q``) and reports whether they failed, as they must.
+``--nodes`` also runs the mutations whose guard is a test against real node processes (minutes each).  Exit code 1
+when a mutation survives (its tests pass) or no longer applies (the code changed: update the table).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+ENVELOPE = "robot_dynamics/safety/envelope.py"
+MONITOR = "robot_dynamics/safety/state_monitor.py"
+CONTROLLER = "robot_dynamics/ros/computed_torque_controller.py"
+ACTION = "robot_dynamics/ros/trajectory_action.py"
+UNIT = ["test/test_safety_envelope.py", "test/test_state_monitor.py", "test/test_goal_tolerances.py"]
+NODES = "test/test_invariants_nodes.py"
+
+
+@dataclass(frozen=True)
+class Mutation:
+    name: str
+    path: str
+    old: str
+    new: str
+    tests: tuple[str, ...] = tuple(UNIT)
+    nodes: bool = False  # guarded by a test of real node processes
+
+
+MUTATIONS = (
+    # the three of the issue
+    Mutation("path tolerance bound e > 2 bound", ACTION, "if (e > bound).any():", "if (e > 2 * bound).any():"),
+    Mutation("trajectory efforts beyond the limits accepted (controller)", CONTROLLER,
+             'ctx.envelope.check_efforts(data["effort"], ctx.effort)', "pass",
+             (f"{NODES}::test_trajectory_efforts_beyond_the_limits_are_refused",), nodes=True),
+    Mutation("out-of-order states accepted", MONITOR, "if stamp < anchor.stamp:", "if False:"),
+    # every check of the envelope
+    Mutation("effort limits raised by a parameter", ENVELOPE, "above = r > self.effort * (1 + LIMIT_RTOL)",
+             "above = r < 0"),
+    Mutation("commands not clipped", ENVELOPE, "out = np.minimum(tau, lim, out=out)\n        return np.maximum(out, -lim, out=out)",
+             "return np.array(tau, dtype=float)"),
+    Mutation("non-finite commands sent", ENVELOPE, "if not np.isfinite(tau).all():\n            raise Refused(\"non_finite_output\"",
+             "if False:\n            raise Refused(\"non_finite_output\""),
+    Mutation("plan efforts not checked", ENVELOPE, "over = np.abs(effort) > lim", "over = np.abs(effort) > np.inf"),
+    Mutation("impossible positions accepted", ENVELOPE, "out = (q < lo) | (q > hi)", "out = np.zeros(q.shape, bool)"),
+    Mutation("impossible velocities accepted", ENVELOPE, "fast = np.abs(qd) > vmax", "fast = np.zeros(qd.shape, bool)"),
+    Mutation("hold target outside the limits", ENVELOPE, "return np.clip(q, self.lower, self.upper)", "return q.copy()"),
+    Mutation("recovery bound not capped by the margin", ENVELOPE,
+             "hi = np.maximum(hi, np.minimum(p, self.upper + m))", "hi = np.maximum(hi, p)"),
+    Mutation("path positions not checked", ENVELOPE, "check_path_limits(traj, lo, hi, self.velocity,",
+             "check_path_limits(traj, lo - 1e3, hi + 1e3, self.velocity,"),
+    Mutation("path velocities not checked", ENVELOPE, "check_path_limits(traj, lo, hi, self.velocity,",
+             "check_path_limits(traj, lo, hi, None,"),
+    Mutation("path end outside the limits accepted", ENVELOPE,
+             "out = np.maximum(self.lower - tol - end, end - self.upper - tol)", "out = np.zeros_like(end)"),
+    Mutation("Kd beyond the sampled loop's bound", ENVELOPE, "over_d = kd > kd_max", "over_d = kd < 0"),
+    Mutation("Kp beyond the sampled loop's bound", ENVELOPE, "over_p = kp > kp_max", "over_p = kp < 0"),
+    Mutation("stale stamps accepted", MONITOR, "if age > self.timeout:", "if False:"),
+    Mutation("future stamps accepted", MONITOR, "if age < -self.timeout:", "if False:"),
+    Mutation("jumps accepted", MONITOR, "if np.any(over > 0):", "if False:"),
+    Mutation("a stamp ahead of the clock buys room", MONITOR,
+             "return min(abs(stamp - a.stamp), max(arrival - a.arrival, 0.0) + ARRIVAL_SLACK)",
+             "return abs(stamp - a.stamp)"),
+    Mutation("no conflict hold", MONITOR, "elif now < self.conflict_until:", "elif False:"),
+    Mutation("no confirmation after a conflict", MONITOR, "elif self.confirming and self.run < self.confirm:",
+             "elif False:"),
+    Mutation("the controller trusts every state", CONTROLLER, "stamp = self.monitor.judge(q, qd, stamp, now_clock)",
+             "stamp = stamp or now_clock",
+             (f"{NODES}::test_states_of_1e300_leave_the_arm_alone",
+              f"{NODES}::test_a_second_publisher_disagreeing_during_a_move"), nodes=True),
+    Mutation("the controller holds outside the limits", CONTROLLER,
+             "self.hold = self.ctx.envelope.hold_target(q)  # never outside the limits", "self.hold = q.copy()",
+             ("test/test_invariants_outside_nodes.py",), nodes=True),
+)
+
+
+def run(m: Mutation) -> tuple[str, float]:
+    """'killed' (a test failed), 'SURVIVED' or 'NOT APPLIED'; seconds."""
+    t0 = time.monotonic()
+    with tempfile.TemporaryDirectory(prefix="mutation_") as tmp:
+        work = Path(tmp)
+        for sub in ("robot_dynamics", "test", "config", "urdf", "tools"):
+            shutil.copytree(ROOT / sub, work / sub, ignore=shutil.ignore_patterns("__pycache__"))
+        for f in ("pytest.ini", "README.md"):
+            shutil.copy(ROOT / f, work / f)
+        target = work / m.path
+        text = target.read_text()
+        if m.old and text.count(m.old) != 1:
+            return "NOT APPLIED", time.monotonic() - t0
+        target.write_text(text.replace(m.old, m.new) if m.old else text)
+        env = {**os.environ, "PYTHONPATH": str(work)}
+        proc = subprocess.run([sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider", *m.tests],
+                              cwd=work, env=env, capture_output=True, text=True)
+        return ("killed" if proc.returncode == 1 else "SURVIVED" if proc.returncode == 0
+                else f"error {proc.returncode}"), time.monotonic() - t0
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("names", nargs="*", help="run only mutations whose name contains one of these")
+    ap.add_argument("--nodes", action="store_true", help="also the mutations guarded by node-process tests")
+    args = ap.parse_args()
+    chosen = [m for m in MUTATIONS if (args.nodes or not m.nodes)
+              and (not args.names or any(n in m.name for n in args.names))]
+    # the guarding tests pass on the code as it is, else a "killed" mutation would prove nothing
+    tests = tuple(dict.fromkeys(t for m in chosen for t in m.tests))
+    outcome, seconds = run(Mutation("baseline", ENVELOPE, "", "", tests))
+    print(f"{'passed' if outcome == 'SURVIVED' else 'FAILED':12s} {seconds:6.1f} s  baseline: the guarding tests "
+          "without a mutation", flush=True)
+    if outcome != "SURVIVED":
+        return 1
+    bad = 0
+    for m in chosen:
+        outcome, seconds = run(m)
+        bad += outcome != "killed"
+        print(f"{outcome:12s} {seconds:6.1f} s  {m.name}  ({m.path})", flush=True)
+    print(f"{len(chosen) - bad} of {len(chosen)} mutations killed")
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
