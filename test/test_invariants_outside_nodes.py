@@ -38,8 +38,9 @@ def test_an_arm_outside_its_limits_is_held_at_them_and_brought_back(tmp_path):
                        90, "precondition: the controller never held the arm (a starved host?)")
             first = np.array(monitor.states[0][2])
             assert first[J5] > UPPER[J5] + 0.02, first  # it did start outside
-            spin_until(node, lambda: monitor.states[-1][2][J5] <= UPPER[J5], 60,
-                       "the arm was not brought back inside its limits")
+            # held at the limit: it converges to it (from outside, or overshooting inside)
+            spin_until(node, lambda: monitor.states[-1][2][J5] <= UPPER[J5] + 1e-3, 60,
+                       "the arm was not brought back to its limits")
             spin(node, 1.0)
             refs = np.array([m.reference.positions for m in monitor.ctl if len(m.reference.positions) == 6])
             assert refs[:, J5].max() <= UPPER[J5], refs[:, J5].max()  # the hold target, always inside

@@ -20,8 +20,8 @@ def test_top_level_holds_only_entry_points() -> None:
     flat = sorted(p.stem for p in PKG.glob("*.py"))
     assert flat == ["__init__", "__main__", "cli", "demo"], flat
     subpackages = sorted(p.parent.name for p in PKG.glob("*/__init__.py"))
-    assert subpackages == ["control", "dynamics", "identification", "kinematics", "model", "ros", "sim", "symbolic",
-                           "trajectory"], subpackages
+    assert subpackages == ["control", "dynamics", "identification", "kinematics", "model", "ros", "safety", "sim",
+                           "symbolic", "trajectory"], subpackages
 
 
 @pytest.mark.parametrize(("old", "new"), sorted(robot_dynamics.MOVED_MODULES.items()))

@@ -93,7 +93,8 @@ def test_trajectory_generator_parameters(ros, tmp_path):
         resp2 = _plan(node, plan, waypoints=goal, profile="trapezoid", start_from_current=True)
         assert resp2.success, resp2.message
         stamps = [p.time_from_start.sec + 1e-9 * p.time_from_start.nanosec for p in resp2.trajectory.points]
-        assert np.allclose(np.diff(stamps)[:-1], 0.05)
+        # every sample period (and the trapezoid's breakpoints in between): no gap wider than the new period
+        assert np.diff(stamps).max() <= 0.05 + 1e-9 and np.isclose(np.median(np.diff(stamps)), 0.05)
         qd = np.array([p.velocities for p in resp2.trajectory.points])
         assert np.abs(qd).max() <= 0.1 * (1 + 1e-9) and np.abs(qd).max() > 0.09  # the bound, and used
         # refused with the reason, nothing changed

@@ -327,3 +327,51 @@ def test_property_accepted_gains_give_a_stable_sampled_loop(kp, kd):
     except ValueError:
         return
     assert _spectral_radius(kp, kd, period) < 1.0
+
+
+# ---------------------------------------------------------------------------------------------- positions only
+ACC = np.array([10.0, 12.0, 20.0])
+
+
+def test_positions_only_velocity_jumps_at_the_acceleration_bound():
+    """Played linearly, a positions-only trajectory's velocity jumps at its points: each jump must be within what
+    the acceleration limit makes in the shorter adjacent segment (from rest at the start, to rest at the end)."""
+    env = SafetyEnvelope(NAMES, LOWER, UPPER, VEL * 10, EFF, ACC)
+    T = 0.4
+    d = ACC[0] * T * T  # from rest: the jump d / T equals a T exactly
+    t = np.array([0.0, T])
+    env.check_path(SampledTrajectory(t, np.array([[0.0, 0, 0], [d, 0, 0]])))
+    rtol = 1e-6  # check_path_limits' rate tolerance, shared
+    over = d * (1 + 2 * rtol)
+    exc = refused("path_limits", env.check_path, SampledTrajectory(t, np.array([[0.0, 0, 0], [over, 0, 0]])))
+    assert "velocity of j1 jumps" in str(exc)
+    # a reversal at an interior point: jump 2 d / T within a min(T, T)?  d = a T^2 / 2 at the bound
+    d2 = ACC[1] * T * T / 2
+    three = np.array([0.0, T, 2 * T])
+    path = np.array([[0.0, 0, 0], [0, d2, 0], [0, 0, 0]])
+    env.check_path(SampledTrajectory(three, path))
+    path[1, 1] = d2 * (1 + 2 * rtol)
+    exc = refused("path_limits", env.check_path, SampledTrajectory(three, path))
+    assert "velocity of j2 jumps" in str(exc)
+    # the same points with velocities (cubic, continuous velocity) are judged by the path check only
+    env.check_path(SampledTrajectory(three, path, np.zeros((3, 3))))
+
+
+def test_positions_only_reversal_of_the_simulated_arm_is_refused():
+    """The case that drove the simulated RX-90 to 3.9 x its velocity limit and out of its limits: joint3 out and
+    back by 1 rad at full speed, positions only."""
+    model = load_model("rx90")
+    env = SafetyEnvelope.from_model(model)
+    v = model.limits["velocity"][2]
+    T = 1.0 / v
+    q = np.zeros((3, 6))
+    q[1, 2] = 1.0
+    refused("path_limits", env.check_path, SampledTrajectory([0.0, T, 2 * T], q), start=np.zeros(6))
+    # a one-point hold (zero distance) is fine
+    env.check_path(SampledTrajectory([0.2], np.zeros((1, 6)), start=np.zeros(6)), start=np.zeros(6))
+
+
+def test_no_acceleration_limit_no_jump_check():
+    env = SafetyEnvelope(NAMES, LOWER, UPPER, VEL * 100, EFF)
+    assert np.all(np.isinf(env.acceleration))
+    env.check_path(SampledTrajectory([0.0, 0.1, 0.2], np.array([[0.0, 0, 0], [1.0, 0, 0], [0.0, 0, 0]])))

@@ -33,8 +33,9 @@ from trajectory_msgs.msg import JointTrajectoryPoint
 
 from robot_dynamics.dynamics.inertial_characteristics import MAX_REPORT_SAMPLES
 from robot_dynamics.model.robots import load_model, resolve_urdf
-from robot_dynamics.ros.dynamics_server import MAX_POINTS, reader_memory_profile
+from robot_dynamics.ros.dynamics_server import MAX_POINTS
 from robot_dynamics.ros.node_set import config_dir
+from robot_dynamics.ros.request_gate import reader_memory_profile
 from robot_dynamics_interfaces.srv import DynamicTerms, InertialCharacteristics, InverseDynamics
 
 pytestmark = pytest.mark.ros

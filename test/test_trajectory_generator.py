@@ -233,6 +233,21 @@ def test_plan_fills_efforts_and_stretches_to_the_effort_limits(gen, profile):
           f"{np.max(np.abs(eff) / EFFORT):.6f} (reported {resp.peak_effort_ratio:.6f})")
 
 
+@pytest.mark.parametrize("profile", ["trapezoid", "smooth_trapezoid", "bang_bang", "cubic", "quintic", "linear"])
+def test_plans_pass_the_controller_check(gen, profile):
+    """Issue 29: what ~/plan returns passes the controller's acceptance, check_path_limits with its default tolerances
+    on the path it interpolates through the points (here through three waypoints, the effort limits stretching)."""
+    resp = _plan(gen, profile=profile)
+    if profile == "linear":  # its velocity jumps at the waypoints: no arm can follow it, refused
+        assert not resp.success and "profile linear through intermediate waypoints" in resp.message, resp.message
+        return
+    assert resp.success, resp.message
+    played = _sampled(resp.trajectory)
+    lim = BASE.limits
+    check_path_limits(played, lim["lower"], lim["upper"], lim["velocity"])
+    assert played.degree == 5, played.degree
+
+
 def test_plan_duration_and_static_load(gen):
     fit = _plan(gen)
     assert fit.success, fit.message
@@ -337,6 +352,15 @@ def test_time_scale_options_and_refusals(gen):
         assert not r.success and words in r.message, r.message
     r = _time_scale(gen, msg, max_effort=[1e6] * 6)
     assert not r.success and "above the robot's limit" in r.message
+    # max_points, checked before any per-point work: just at the bound accepted, one more refused with the cause
+    _set(gen, "max_points", len(msg.points))
+    try:
+        assert _time_scale(gen, msg).success
+        more = _message(np.append(_times(msg), _times(msg)[-1] + 0.1), np.vstack([_field(msg, "positions")] * 2)[:len(msg.points) + 1])
+        r = _time_scale(gen, more)
+        assert not r.success and r.message.startswith("too_large: ") and f"max_points={len(msg.points)}" in r.message, r.message
+    finally:
+        _set(gen, "max_points", 20_000)
     nan = _message([0.0, 1.0], np.zeros((2, 6)))
     nan.points[1].positions[2] = float("nan")
     r = _time_scale(gen, nan)

@@ -64,6 +64,7 @@ MUTATIONS = (
              "check_path_limits(traj, lo, hi, None,"),
     Mutation("path end outside the limits accepted", ENVELOPE,
              "out = np.maximum(self.lower - tol - end, end - self.upper - tol)", "out = np.zeros_like(end)"),
+    Mutation("positions-only velocity jumps unchecked", ENVELOPE, "if traj.degree == 1:", "if False:"),
     Mutation("Kd beyond the sampled loop's bound", ENVELOPE, "over_d = kd > kd_max", "over_d = kd < 0"),
     Mutation("Kp beyond the sampled loop's bound", ENVELOPE, "over_p = kp > kp_max", "over_p = kp < 0"),
     Mutation("stale stamps accepted", MONITOR, "if age > self.timeout:", "if False:"),

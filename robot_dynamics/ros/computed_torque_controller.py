@@ -236,9 +236,9 @@ PARAMETERS = Schema(
           "makes the controller stale", lo=1e-3, hi=60.0, live=True, unit="s"),
     Param("stale_behavior", "gravity_hold", "output while stale: gravity_hold (gravity torques at the last position) "
           "| none", choices=("gravity_hold", "none"), live=True),
-    Param("max_trajectory_points", 20_000, "larger trajectories and goals are refused before any per-point work (a "
+    Param("max_trajectory_points", 100_000, "larger trajectories and goals are refused before any per-point work (a "
           "goal before rclpy converts it to Python objects, which holds the interpreter from the loop: ~7 us a point)",
-          lo=1, hi=1_000_000, live=True),
+          lo=1, hi=10_000_000, live=True),
     Param("start_tolerance", 0.1, "a trajectory whose point at t = 0 is farther than this from the arm is refused",
           lo=0.0, hi=10.0, live=True, unit="rad, m"),
     Param("state_publish_rate", 100.0, "~/controller_state rate in control time, decoupled from the loop; 0: every "

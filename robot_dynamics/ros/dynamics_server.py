@@ -55,15 +55,10 @@ collection every minute, from a housekeeping thread) and frees big refused reque
 
 from __future__ import annotations
 
-import atexit
-import contextlib
-import ctypes
 import gc
 import json
 import math
-import os
 import queue
-import tempfile
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -99,7 +94,7 @@ from ..model.robot_model import RobotModel
 from .conversions import JointOrder, float_rows, pose_from_msg, pose_to_msg, short
 from .description import RobotDescription
 from .parameters import Param, Schema
-from .request_gate import NamesAndPoints, Oversize, RequestGate
+from .request_gate import NamesAndPoints, Oversize, RequestGate, reader_memory_profile, trim_heap
 from .runtime import Refusals, Refused, poll_sim_time, run_node
 
 MAX_POINTS = 100_000  # = the bound of InverseDynamics.srv's points[<=100000] (test_service_bounds checks both agree)
@@ -152,12 +147,6 @@ def _json_default(value: Any) -> Any:
     if isinstance(value, np.generic):
         return value.item()
     raise TypeError(f"{type(value).__name__} is not JSON serializable")
-
-
-def _trim_heap() -> None:
-    """Give the C heap's free pages back to the system (glibc ``malloc_trim``; nothing elsewhere)."""
-    with contextlib.suppress(AttributeError, OSError):
-        ctypes.CDLL(None).malloc_trim(0)
 
 
 def _never_called(msg: object) -> None:
@@ -348,7 +337,7 @@ class DynamicsServer(Node):
                 self._trim.clear()
                 trim_until = time.monotonic() + TRIM_FOR
             if time.monotonic() < trim_until:
-                _trim_heap()  # (ctypes releases the GIL meanwhile)
+                trim_heap()  # (ctypes releases the GIL meanwhile)
 
     # ------------------------------------------------------------------ services
     def inverse_dynamics(self, loaded: _Loaded, request: InverseDynamics.Request, response: InverseDynamics.Response) -> None:
@@ -621,34 +610,6 @@ class DynamicsServer(Node):
         response.manipulability = w
         response.message = (f"solved from {start}: position error {position_error:.3g} m, orientation error "
                             f"{orientation_error:.3g} rad")
-
-
-READER_MEMORY_PROFILE = """<?xml version="1.0" encoding="UTF-8" ?>
-<dds xmlns="http://www.eprosima.com"><profiles>
-  <data_reader profile_name="dynamics_server_readers" is_default_profile="true">
-    <historyMemoryPolicy>DYNAMIC</historyMemoryPolicy>
-  </data_reader>
-</profiles></dds>
-"""
-
-
-def reader_memory_profile(environ: dict[str, str] | Any = os.environ) -> str | None:
-    """Fast DDS readers of this process that free each sample's buffer once taken (``DYNAMIC`` history memory),
-    not rmw_fastrtps's default that keeps the largest one for reuse (+164 MB after one 10^6-point request, for
-    good).  Set through an XML profile file (a temporary file, removed at exit) and
-    ``RMW_FASTRTPS_USE_QOS_FROM_XML=1`` (the QoS set in code still apply); nothing is changed when the
-    environment already names a profile file or another RMW.  Returns the file written, or None."""
-    if (environ.get("RMW_IMPLEMENTATION") or "rmw_fastrtps_cpp") != "rmw_fastrtps_cpp" or any(
-            environ.get(k) for k in ("FASTDDS_DEFAULT_PROFILES_FILE", "FASTRTPS_DEFAULT_PROFILES_FILE",
-                                     "RMW_FASTRTPS_USE_QOS_FROM_XML")):
-        return None
-    fd, path = tempfile.mkstemp(prefix="dynamics_server_", suffix=".xml")
-    with os.fdopen(fd, "w") as fh:
-        fh.write(READER_MEMORY_PROFILE)
-    atexit.register(lambda: os.path.exists(path) and os.unlink(path))
-    environ["FASTDDS_DEFAULT_PROFILES_FILE"] = path
-    environ["RMW_FASTRTPS_USE_QOS_FROM_XML"] = "1"
-    return path
 
 
 def main(args: list[str] | None = None) -> int:

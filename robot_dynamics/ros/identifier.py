@@ -63,6 +63,7 @@ from .parameters import Param, Schema
 from .recorder import _joint_trajectory_msg
 from .runtime import Refusals, guarded, run_node
 
+STATES_WAIT = 10.0  # s a recording waits for its first complete joint state before the goal is sent
 URDF_FIT_DECIMATION = 5  # samples of the physically consistent fit: every 5th (2 ms periods: 10 ms apart)
 MAX_SUBDIR_CHARS = 255  # a sub-directory of output_root, as given
 OUTPUT_FILES = ("recording.npz", "estimates.yaml", "model.yaml", "validation.json", "model.urdf")
@@ -393,6 +394,14 @@ class Identifier(Node):
     def _run(self, model: RobotModel, traj: Any, goal: Any, record: bool) -> IdentificationData | None:
         client = self.follow
         self.recording = _Recording(list(model.joint_names))
+        # the subscription is new: wait until it delivers (its discovery takes seconds on a loaded host; the goal
+        # sent before would lose the start of the motion, the part a held-out validation may need)
+        end = time.monotonic() + STATES_WAIT
+        while not self.recording.rows and time.monotonic() < end:
+            time.sleep(0.01)
+        if not self.recording.rows:
+            raise RuntimeError(f"no joint state of every joint on {self.params.values['joint_states_topic']} within "
+                               f"{STATES_WAIT:g} s: nothing would be recorded")
         sent = client.send_goal_async(goal)
         if not _wait(sent, 10.0) or sent.result() is None or not sent.result().accepted:
             raise RuntimeError("the controller did not accept the exciting trajectory")

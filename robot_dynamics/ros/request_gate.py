@@ -18,7 +18,12 @@ after the conversion).
 
 from __future__ import annotations
 
+import atexit
+import contextlib
 import ctypes
+import os
+import tempfile
+import threading
 import time
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -172,4 +177,52 @@ class RequestGate:
         return gate
 
 
-__all__ = ["GoalOfTrajectory", "JointTrajectoryHead", "NamesAndPoints", "Oversize", "RequestGate", "TrajectoryFirst"]
+def trim_heap() -> None:
+    """Give the C heap's free pages back to the system (glibc ``malloc_trim``; nothing elsewhere)."""
+    with contextlib.suppress(AttributeError, OSError):
+        ctypes.CDLL(None).malloc_trim(0)
+
+
+
+READER_MEMORY_PROFILE = """<?xml version="1.0" encoding="UTF-8" ?>
+<dds xmlns="http://www.eprosima.com"><profiles>
+  <data_reader profile_name="robot_dynamics_readers" is_default_profile="true">
+    <historyMemoryPolicy>DYNAMIC</historyMemoryPolicy>
+  </data_reader>
+</profiles></dds>
+"""
+
+
+def reader_memory_profile(environ: dict[str, str] | Any = os.environ) -> str | None:
+    """Fast DDS readers of this process that free each sample's buffer once taken (``DYNAMIC`` history memory),
+    not rmw_fastrtps's default that keeps the largest one for reuse (+164 MB after one 10^6-point request, for
+    good).  Set through an XML profile file (a temporary file, removed at exit) and
+    ``RMW_FASTRTPS_USE_QOS_FROM_XML=1`` (the QoS set in code still apply); nothing is changed when the
+    environment already names a profile file or another RMW.  Returns the file written, or None."""
+    if (environ.get("RMW_IMPLEMENTATION") or "rmw_fastrtps_cpp") != "rmw_fastrtps_cpp" or any(
+            environ.get(k) for k in ("FASTDDS_DEFAULT_PROFILES_FILE", "FASTRTPS_DEFAULT_PROFILES_FILE",
+                                     "RMW_FASTRTPS_USE_QOS_FROM_XML")):
+        return None
+    fd, path = tempfile.mkstemp(prefix="robot_dynamics_readers_", suffix=".xml")
+    with os.fdopen(fd, "w") as fh:
+        fh.write(READER_MEMORY_PROFILE)
+    atexit.register(lambda: os.path.exists(path) and os.unlink(path))
+    environ["FASTDDS_DEFAULT_PROFILES_FILE"] = path
+    environ["RMW_FASTRTPS_USE_QOS_FROM_XML"] = "1"
+    return path
+
+
+def trim_for(seconds: float = 2.0, period: float = 0.25) -> None:
+    """Trim the heap every ``period`` for ``seconds`` in a daemon thread (after a refused huge request: the DDS
+    layer frees the sample's buffers shortly after the take)."""
+    def run() -> None:
+        end = time.monotonic() + seconds
+        while time.monotonic() < end:
+            trim_heap()
+            time.sleep(period)
+
+    threading.Thread(target=run, name="trim_heap", daemon=True).start()
+
+
+__all__ = ["GoalOfTrajectory", "JointTrajectoryHead", "NamesAndPoints", "Oversize", "RequestGate", "TrajectoryFirst",
+           "reader_memory_profile", "trim_for", "trim_heap"]

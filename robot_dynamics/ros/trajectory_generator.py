@@ -4,9 +4,14 @@
 waypoints with the requested profile, minimum time under the velocity and
 acceleration limits (request values, else the ``max_velocity``/``max_acceleration``
 parameters, else the URDF limits), stretched uniformly (001 §8.3) when the model's
-efforts would exceed the URDF effort limits, samples it at ``sample_period`` and returns a
-``trajectory_msgs/JointTrajectory`` whose points carry the feed-forward efforts of the
-model (Newton-Euler with friction and rotor inertia, 001 eq. 7.61).  A requested
+efforts would exceed the URDF effort limits, samples it at ``sample_period`` and at every
+breakpoint of the profile and returns a ``trajectory_msgs/JointTrajectory`` whose points
+carry the feed-forward efforts of the model (Newton-Euler with friction and rotor inertia,
+001 eq. 7.61).  The core (:func:`~robot_dynamics.trajectory.planning.plan_samples`) verifies
+every plan with the controller's own acceptance test (``check_path_limits`` and its default
+tolerances on the path interpolated through the points), so a controller accepts what
+``~/plan`` returns.  A linear profile through waypoints (its velocity jumps) is sent as
+positions only (the controller's linear interpolation is then the plan).  A requested
 ``duration`` shorter than the feasible minimum, or a static load (gravity + Coulomb
 friction) beyond a limit, is refused.  With ``execute`` the trajectory is sent as a
 ``control_msgs/action/FollowJointTrajectory`` goal to ``<controller>/follow_joint_trajectory``
@@ -20,7 +25,9 @@ and the waypoints as a SPHERE_LIST, in the ``base_link`` frame).
 (the path interpolated through its points as a controller plays it) by the optimal uniform
 scale of the core (:func:`~robot_dynamics.trajectory.time_scaling.retime_to_limits`,
 001 §8.3): the velocity limits on the whole interpolated path, the effort limits on a
-dense grid, faster than the input when it allows (``only_stretch`` keeps k >= 1).
+dense grid refined near the peak, faster than the input when it allows (``only_stretch``
+keeps k >= 1).  A trajectory of more than ``max_points`` points is refused (``too_large``)
+before any per-point work; the work itself goes by chunks (bounded memory).
 """
 
 from __future__ import annotations
@@ -47,21 +54,14 @@ from visualization_msgs.msg import Marker, MarkerArray
 from robot_dynamics_interfaces.srv import PlanTrajectory, TimeScale
 
 from ..model.robot_model import RobotModel
-from ..trajectory import (
-    PROFILES,
-    SampledTrajectory,
-    TimeScaledTrajectory,
-    Trajectory,
-    efforts_along,
-    fit_samples_to_effort_limits,
-    retime_to_limits,
-    through_waypoints,
-)
-from ..trajectory.sampled import check_path_limits
+from ..trajectory import PROFILES
+from ..trajectory.planning import plan_joint_trajectory, plan_samples
+from ..trajectory.time_scaling import retime_points
 from . import validation
 from .conversions import JointOrder, float_rows
 from .description import RobotDescription
 from .parameters import Param, Schema
+from .request_gate import NamesAndPoints, Oversize, RequestGate, TrajectoryFirst, reader_memory_profile, trim_for
 from .runtime import Refusals, Refused, guarded, run_node
 from .validation import MAX_JOINT_STATE_NAMES
 
@@ -77,19 +77,14 @@ ERROR_NAMES = {RESULT.SUCCESSFUL: "SUCCESSFUL", RESULT.INVALID_GOAL: "INVALID_GO
                RESULT.GOAL_TOLERANCE_VIOLATED: "GOAL_TOLERANCE_VIOLATED"}
 
 
-def plan_joint_trajectory(
-    waypoints: np.ndarray, v_max: np.ndarray, a_max: np.ndarray, profile: str, duration: float
-) -> Trajectory:
-    """Minimum-time synchronized trajectory through ``waypoints`` (m, n), optionally stretched to ``duration``
-    (velocity and acceleration limits only; the node then applies the effort limits)."""
-    traj = through_waypoints(waypoints, v_max, a_max, profile=profile)
-    if duration > 0:
-        if traj.duration <= 0:
-            return traj
-        if duration < traj.duration * (1 - 1e-12):
-            raise ValueError(f"duration {duration} s is shorter than the minimum {traj.duration:.6g} s for these limits")
-        traj = TimeScaledTrajectory(traj, duration / traj.duration)
-    return traj
+__all__ = ["TrajectoryGenerator", "check_point_count", "main", "plan_joint_trajectory"]
+
+
+def check_point_count(count: int, max_points: int, what: str = "trajectory") -> None:
+    """Refuse (``too_large``) a request of more than ``max_points`` points: checked first, before any per-point
+    work (the conversion of the message, the interpolation, the efforts)."""
+    if count > max_points:
+        raise Refused("too_large", f"{what} with {count} points exceeds max_points={max_points}")
 
 
 def _duration_msg(t: float) -> Duration:
@@ -114,6 +109,8 @@ PARAMETERS = Schema(
     Param("max_acceleration", [], "acceleration bound per joint when a request gives none; never above the robot's; "
           "empty: the robot's (config acceleration_limits)", kind="double_array", lo=0.0, open_lo=True, live=True,
           unit="rad/s^2, m/s^2"),
+    Param("max_points", 20_000, "most points accepted in one ~/time_scale request (checked before any per-point "
+          "work; the work goes by chunks of bounded memory)", lo=2, hi=1_000_000, live=True),
     Param("execute_timeout_margin", 5.0, "execute: the result is awaited for the trajectory's duration plus this "
           "long, then the goal is canceled and the timeout reported", lo=0.0, hi=3600.0, live=True, unit="s"),
 )
@@ -145,8 +142,21 @@ class TrajectoryGenerator(Node):
         self.create_subscription(JointState, "joint_states", self.on_joint_states, qos_profile_sensor_data,
                                  callback_group=MutuallyExclusiveCallbackGroup())
         services = ReentrantCallbackGroup()
-        self.create_service(PlanTrajectory, "~/plan", self.plan, callback_group=services)
-        self.create_service(TimeScale, "~/time_scale", self.time_scale, callback_group=services)
+        plan = self.create_service(PlanTrajectory, "~/plan", self.plan, callback_group=services)
+        scale = self.create_service(TimeScale, "~/time_scale", self.time_scale, callback_group=services)
+        # the points of a request counted in rclpy's C structure, before any Python object is made (a 10^6-point
+        # request: refused in the C take's ~0.4 s, not after 6-10 s and ~1 GB of conversion holding the GIL)
+        point = JointTrajectoryPoint(positions=[1.0])
+        self.gates = (
+            RequestGate.install(plan, NamesAndPoints, ("points",), lambda: MAX_WAYPOINTS,
+                                PlanTrajectory.Request(joint_names=["a"], waypoints=[point, point]), 2),
+            RequestGate.install(scale, TrajectoryFirst, ("trajectory", "points"),
+                                lambda: int(self.params.values["max_points"]),
+                                TimeScale.Request(trajectory=JointTrajectory(joint_names=["a"], points=[point, point])),
+                                2))
+        if None in self.gates:
+            self.get_logger().warning("this rclpy does not allow counting the points of a request before converting "
+                                      "it: ~/plan and ~/time_scale check their size after the conversion")
         self.description = RobotDescription(self, self._on_model, MutuallyExclusiveCallbackGroup())
 
     def _check_parameters(self, changes: dict) -> None:
@@ -212,9 +222,16 @@ class TrajectoryGenerator(Node):
         return self._not_above(v, parameter, robot)
 
     @staticmethod
-    def _answer(work: Any, request: Any, response: Any) -> Any:
-        """Run ``work``: every bad request is answered (success false, the cause); the node keeps serving."""
+    def _answer(work: Any, request: Any, response: Any, limit: str = "") -> Any:
+        """Run ``work``: every bad request is answered (success false, the cause); the node keeps serving.
+        ``limit``: what an oversize request exceeds (said in the refusal)."""
         try:
+            if isinstance(request, Oversize):  # counted by the RequestGate: no Python object was made
+                trim_for()  # the C take's buffers, freed by the DDS layer shortly after, back to the system
+                raise Refused("too_large", f"request with {request.points} points exceeds {limit}: refused before "
+                                           "its conversion to Python objects")
+            if isinstance(request, BaseException):
+                raise Refused("invalid", f"the request could not be converted: {type(request).__name__}: {request}")
             if work(request, response) is not False:
                 response.success = True
         except Exception as exc:
@@ -224,10 +241,10 @@ class TrajectoryGenerator(Node):
         return response
 
     def plan(self, request: PlanTrajectory.Request, response: PlanTrajectory.Response) -> PlanTrajectory.Response:
-        return self._answer(self._plan, request, response)
+        return self._answer(self._plan, request, response, f"{MAX_WAYPOINTS} waypoints")
 
     def time_scale(self, request: TimeScale.Request, response: TimeScale.Response) -> TimeScale.Response:
-        return self._answer(self._time_scale, request, response)
+        return self._answer(self._time_scale, request, response, f"max_points={self.params.values['max_points']}")
 
     def _plan(self, request: PlanTrajectory.Request, response: PlanTrajectory.Response) -> bool:
         model = self.model
@@ -266,34 +283,36 @@ class TrajectoryGenerator(Node):
         period = request.sample_period or self.params.values["sample_period"]
         if not (math.isfinite(period) and period > 0):
             raise ValueError("sample_period must be finite and positive")
-        base = plan_joint_trajectory(waypoints, v_max, a_max, profile, 0.0)  # minimum time: velocity, acceleration
-        if request.duration > 0 and base.duration > 0 and request.duration < base.duration * (1 - 1e-12):
-            raise ValueError(f"duration {request.duration} s is shorter than the minimum {base.duration:.6g} s for "
-                             f"these limits")
-        if max(base.duration, request.duration) / period > MAX_SAMPLES:
-            raise ValueError(f"{max(base.duration, request.duration) / period:.0f} samples exceed {MAX_SAMPLES}; use a "
-                             f"longer sample_period")
-        # the efforts of the samples (and a grid 20x denser) within the URDF effort limits: stretch (001 §8.3)
-        fit = fit_samples_to_effort_limits(base, model, period, duration=request.duration, names=model.joint_names,
-                                           max_samples=MAX_SAMPLES)
+        # minimum time under the velocity and acceleration limits, stretched to the URDF effort limits (001 §8.3),
+        # sampled at the period and the breakpoints, verified with the controller's check_path_limits
+        fit = plan_samples(waypoints, v_max, a_max, profile, period, model, lower=lim["lower"], upper=lim["upper"],
+                           duration=request.duration, names=model.joint_names, max_samples=MAX_SAMPLES)
         perm = order.to_request
         msg = JointTrajectory(joint_names=order.names)
-        positions, velocities = float_rows(fit.q[:, perm]), float_rows(fit.qd[:, perm])
-        accelerations, efforts = float_rows(fit.qdd[:, perm]), float_rows(fit.effort[:, perm])
-        msg.points = [
-            JointTrajectoryPoint(positions=positions[k], velocities=velocities[k], accelerations=accelerations[k],
-                                 effort=efforts[k], time_from_start=_duration_msg(float(t)))
-            for k, t in enumerate(fit.times)
-        ]
+        positions, efforts = float_rows(fit.q[:, perm]), float_rows(fit.effort[:, perm])
+        full = fit.fields == 3  # else positions only: the linear profile's velocity jumps at the waypoints
+        velocities = float_rows(fit.qd[:, perm]) if full else None
+        accelerations = float_rows(fit.qdd[:, perm]) if full else None
+        points = []
+        for k, t in enumerate(fit.times):
+            p = JointTrajectoryPoint(positions=positions[k], effort=efforts[k], time_from_start=_duration_msg(float(t)))
+            if full:
+                p.velocities, p.accelerations = velocities[k], accelerations[k]
+            points.append(p)
+        msg.points = points
         response.trajectory = msg
         response.duration = float(fit.duration)
-        response.effort_scale = float(fit.min_scale)
-        response.peak_effort_ratio = float(fit.peak_ratio)
+        response.effort_scale = float(fit.effort_scale)
+        response.peak_effort_ratio = float(fit.peak_effort_ratio)
         response.message = f"{profile}: {fit.duration:.4f} s, {len(fit.times)} points"
-        if fit.min_scale > 1.0:
-            response.message += (f", stretched x{fit.min_scale:.6g} for the effort limits (the velocity and "
-                                 f"acceleration limits alone: {base.duration:.4f} s)")
-        response.message += f", peak effort {fit.peak_ratio:.1%} of the limits"
+        if fit.effort_scale > 1.0:
+            response.message += (f", stretched x{fit.effort_scale:.6g} for the effort limits (the velocity and "
+                                 f"acceleration limits alone: {fit.base.duration:.4f} s)")
+        if fit.velocity_stretch > 1.0:
+            response.message += f", x{fit.velocity_stretch:.9g} for the interpolated velocity"
+        if not full:
+            response.message += ", positions only (the velocity jumps at the waypoints)"
+        response.message += f", peak effort {fit.peak_effort_ratio:.1%} of the limits"
         self._publish_path(fit.q, waypoints)
         if request.execute:
             return self._execute(msg, fit.duration, response)
@@ -349,7 +368,9 @@ class TrajectoryGenerator(Node):
             raise ValueError("no robot model yet (robot_description not received)")
         n = model.dof
         msg = request.trajectory
-        data = validation.trajectory(msg, model.joint_names, MAX_SAMPLES)
+        limit = int(self.params.values["max_points"])
+        check_point_count(len(msg.points), limit, "~/time_scale trajectory")
+        data = validation.trajectory(msg, model.joint_names, limit)
         order = JointOrder(model.joint_names, list(msg.joint_names))
         lim = model.limits
         vel = self._bound(request.max_velocity, "max_velocity", lim["velocity"], order, n) \
@@ -358,13 +379,12 @@ class TrajectoryGenerator(Node):
             if len(request.max_effort) else np.asarray(lim["effort"], float)
         acc = self._bound(request.max_acceleration, "max_acceleration", lim["acceleration"], order, n) \
             if len(request.max_acceleration) else None
-        traj = SampledTrajectory(data["times"], data["positions"], data["velocities"], data["accelerations"])
-        # scaling never moves the path: it must be inside the position limits as given
-        check_path_limits(traj, lim["lower"], lim["upper"], names=model.joint_names)
-        res = retime_to_limits(traj, model, eff, vel, acceleration_limits=acc, min_scale=1.0 if request.only_stretch
-                               else 0.0, time_quantum=1e-9, names=model.joint_names)
+        # the path as given within the position limits (scaling never moves it), the optimal uniform scale (001
+        # §8.3), the efforts at the returned points: the core's retime_points, in bounded memory
+        res, tau = retime_points(data["times"], data["positions"], data["velocities"], data["accelerations"], model,
+                                 eff, vel, acceleration_limits=acc, lower=lim["lower"], upper=lim["upper"],
+                                 only_stretch=request.only_stretch, names=model.joint_names)
         out = res.trajectory
-        tau = efforts_along(out, model, out.times)  # at the points (the last one: its segment's end)
         perm = order.to_request
         positions, efforts = float_rows(out.positions[:, perm]), float_rows(tau[:, perm])
         velocities = float_rows(out.velocities[:, perm]) if out.velocities is not None else None
@@ -383,7 +403,7 @@ class TrajectoryGenerator(Node):
         response.peak_effort_ratio, response.peak_velocity_ratio = float(res.peak_ratio), float(res.peak_velocity_ratio)
         response.peak_effort_ratio_before = float(res.peak_ratio_before)
         response.message = (f"scale {res.scale:.6g} ({res.binding} limits bind): {out.duration:.4f} s for "
-                            f"{traj.duration:.4f} s, {len(points)} points, peak effort {res.peak_ratio:.1%} and peak "
+                            f"{data['times'][-1]:.4f} s, {len(points)} points, peak effort {res.peak_ratio:.1%} and peak "
                             f"velocity {res.peak_velocity_ratio:.1%} of the limits")
 
     def _publish_path(self, q: np.ndarray, waypoints: np.ndarray) -> None:
@@ -409,6 +429,7 @@ class TrajectoryGenerator(Node):
 
 
 def main(args: list[str] | None = None) -> int:
+    reader_memory_profile()  # before rclpy creates the participant: sample buffers freed once taken
     return run_node(TrajectoryGenerator, args)
 
 

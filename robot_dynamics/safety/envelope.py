@@ -41,7 +41,7 @@ if TYPE_CHECKING:
 POSITION_MARGIN = 0.05
 """rad or m: a measured position farther than this outside its limits is impossible (refused); a path may
 leave the limits, toward the range, at most this far (an arm being brought back)."""
-VELOCITY_MARGIN = 0.5
+VELOCITY_MARGIN = 1.0
 """A measured |q̇| above (1 + this) x the velocity limit is impossible (refused); between two states a joint
 moves at most that fast (plus :data:`JUMP_MARGIN`)."""
 JUMP_MARGIN = 0.02
@@ -71,6 +71,7 @@ class SafetyEnvelope:
     upper: np.ndarray
     velocity: np.ndarray  # > 0; inf where none is given
     effort: np.ndarray    # > 0; inf where none is given
+    acceleration: np.ndarray | None = None  # > 0; inf where none is given (a URDF has none: the robot's config)
     position_margin: float = POSITION_MARGIN
     velocity_margin: float = VELOCITY_MARGIN
     jump_margin: float = JUMP_MARGIN
@@ -83,6 +84,8 @@ class SafetyEnvelope:
         set_(self, "upper", _limits(self.upper, n, "upper", False))
         set_(self, "velocity", _limits(self.velocity, n, "velocity", True))
         set_(self, "effort", _limits(self.effort, n, "effort", True))
+        set_(self, "acceleration", _limits(np.inf if self.acceleration is None else self.acceleration, n,
+                                           "acceleration", True))
         if np.any(self.lower > self.upper):
             j = int(np.argmax(self.lower > self.upper))
             raise ValueError(f"{self.names[j]}: lower limit {self.lower[j]:g} above upper limit {self.upper[j]:g}")
@@ -90,14 +93,15 @@ class SafetyEnvelope:
             value = getattr(self, what)
             if not (np.isfinite(value) and value >= 0):
                 raise ValueError(f"{what} must be finite and >= 0, got {value!r}")
-        for a in (self.lower, self.upper, self.velocity, self.effort):
+        for a in (self.lower, self.upper, self.velocity, self.effort, self.acceleration):
             a.flags.writeable = False
 
     @classmethod
     def from_model(cls, model: RobotModel, **margins: float) -> SafetyEnvelope:
         """The envelope of ``model``'s description (its ``limits``), with ``margins`` (see the class fields)."""
         lim = model.limits
-        return cls(tuple(model.joint_names), lim["lower"], lim["upper"], lim["velocity"], lim["effort"], **margins)
+        return cls(tuple(model.joint_names), lim["lower"], lim["upper"], lim["velocity"], lim["effort"],
+                   lim.get("acceleration"), **margins)
 
     def with_margins(self, **margins: float) -> SafetyEnvelope:
         """The same limits with other margins (the limits themselves never change)."""
@@ -210,6 +214,8 @@ class SafetyEnvelope:
             check_path_limits(traj, lo, hi, self.velocity, names=names, **tolerances)
         except ValueError as exc:
             raise Refused("path_limits", str(exc)) from None
+        if traj.degree == 1:
+            self._check_velocity_jumps(traj, names, tolerances.get("rate_tolerance", 1e-6))
         tol = tolerances.get("position_tolerance", 1e-6)
         end = traj.positions[-1]
         out = np.maximum(self.lower - tol - end, end - self.upper - tol)
@@ -217,6 +223,31 @@ class SafetyEnvelope:
             j = int(np.argmax(out))
             raise Refused("path_limits", f"the trajectory ends with {names[j]} at {end[j]:.6g}, outside its limits "
                                          f"[{self.lower[j]:.6g}, {self.upper[j]:.6g}]: the arm would be held there")
+
+
+    def _check_velocity_jumps(self, traj: SampledTrajectory, names: Sequence[str], rtol: float) -> None:
+        """A positions-only trajectory is played linearly (JTC): its velocity jumps at every point, from rest at
+        the start and to rest at the end — an infinite acceleration no arm under torque control follows (a reversal
+        at full speed drove a simulated arm to 3.9 x its velocity limit and out of its limits).  Refused
+        (``path_limits``) unless every jump Δv at a point could be made at the acceleration limit within the
+        shorter of its two segments: |Δv| <= a_max min(T_k, T_k+1) (from rest: T_0, to rest: T_last)."""
+        a = self.acceleration
+        if traj.times.size < 2 or not np.any(np.isfinite(a)):
+            return
+        dt = np.diff(traj.times)
+        v = np.diff(traj.positions, axis=0) / dt[:, None]  # (S, n) the segments' velocities
+        zero = np.zeros((1, v.shape[1]))
+        jumps = np.abs(np.diff(np.vstack([zero, v, zero]), axis=0))  # (S + 1, n) at every point, rest at both ends
+        span = np.minimum(np.concatenate([[np.inf], dt]), np.concatenate([dt, [np.inf]]))  # (S + 1,)
+        allowed = a[None, :] * span[:, None] * (1 + rtol)
+        over = jumps > allowed
+        if np.any(over):
+            k, j = np.argwhere(over)[0]
+            raise Refused("path_limits", f"positions-only trajectory: the velocity of {names[j]} jumps by "
+                                         f"{jumps[k, j]:.6g} at t = {traj.times[k]:.6g} s (linear interpolation), "
+                                         f"more than its acceleration limit {a[j]:.6g} allows within the adjacent "
+                                         f"segment ({span[k]:.6g} s): send velocities and accelerations, or slower "
+                                         "points")
 
 
 def check_gains(kp: Any, kd: Any, period: float, names: Sequence[str], *, inertia: Any = None,

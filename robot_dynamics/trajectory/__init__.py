@@ -12,6 +12,8 @@ from .joint_space import (
     synchronized_timing,
     through_waypoints,
 )
+from .planning import PlannedSamples, plan_joint_trajectory, plan_samples
+from .playback import PlaybackSamples, message_times, playback_samples
 from .plot import plot_trajectory
 from .profiles import (
     PROFILES,
@@ -23,19 +25,24 @@ from .profiles import (
     smooth_trapezoid,
     trapezoid,
 )
-from .sampled import SampledTrajectory, peak_rates
+from .sampled import PATH_POSITION_TOLERANCE, PATH_RATE_TOLERANCE, SampledTrajectory, check_path_limits, peak_rates
 from .task_space import TaskSpaceLine, axis_angle, task_space_line
 from .time_scaling import (
     FittedSamples,
     TimeScalingResult,
     efforts_along,
     fit_samples_to_effort_limits,
+    retime_points,
     retime_to_limits,
     scale_to_effort_limits,
 )
 
 __all__ = [
+    "PATH_POSITION_TOLERANCE",
+    "PATH_RATE_TOLERANCE",
     "PROFILES",
+    "PlannedSamples",
+    "PlaybackSamples",
     "FittedSamples",
     "HermiteSegment",
     "PiecewiseTrajectory",
@@ -47,15 +54,21 @@ __all__ = [
     "Trajectory",
     "axis_angle",
     "bang_bang",
+    "check_path_limits",
     "cubic",
     "efforts_along",
     "fit_samples_to_effort_limits",
     "linear",
+    "message_times",
     "minimum_time",
     "peak_rates",
+    "plan_joint_trajectory",
+    "plan_samples",
+    "playback_samples",
     "plot_trajectory",
     "point_to_point",
     "quintic",
+    "retime_points",
     "retime_to_limits",
     "scale_to_effort_limits",
     "smooth_trapezoid",

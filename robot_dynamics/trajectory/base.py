@@ -8,7 +8,10 @@ A trajectory of an n-joint robot is defined on [0, duration]:
   array of times (N,) gives three (N, n) arrays.  Times outside [0, duration]
   are clamped: the robot rests at the start/final configuration (qd = qdd = 0);
 * ``traj.sample(period) -> (times, q, qd, qdd)``: times 0, period, 2 period, ...
-  plus the final time, ready for a trajectory_msgs/JointTrajectory.
+  plus the final time, ready for a trajectory_msgs/JointTrajectory;
+* ``traj.breakpoints()``: the times (sorted, 0 and ``duration`` included) where the
+  polynomial pieces of the trajectory join: the acceleration (the velocity, for the
+  linear profile 001 eq. 8.4) may jump there, so ``one_sided`` gives both limits.
 
 Subclasses implement ``_evaluate(t)`` for a 1-D array of times inside [0, duration].
 """
@@ -68,6 +71,35 @@ class Trajectory:
         q, qd, qdd = self.evaluate(times)
         return times, q, qd, qdd
 
+    def breakpoints(self) -> np.ndarray:
+        """Times where the trajectory's smooth pieces join (sorted, 0 and ``duration`` included)."""
+        return np.unique([0.0, self.duration])
+
+    def one_sided(self, t: np.ndarray | float, side: int, nudge: float | np.ndarray | None = None) -> Triple:
+        """(q, qd, qdd) at times ``t`` as the limits from the left (``side`` -1) or the right (+1).
+
+        q is continuous (evaluated at t); qdd is read ``nudge`` (scalar or per time; default 1e-12 x duration) to
+        that side; qd is the velocity at t unless it jumps there (the linear profile): then the side's, brought back
+        along the acceleration (qd(t + h) - qdd h).  A joint at rest at t gets qd = +-1e-300, the sign of its motion
+        on that side (the limit of sign(qd) in the Coulomb friction of 001 eq. 7.61).  Before 0 and after
+        ``duration`` the trajectory rests: those sides give qd = qdd = 0."""
+        ts, scalar = as_times(t)
+        h = float(side) * np.broadcast_to(1e-12 * max(self.duration, 1e-9) if nudge is None else
+                                          np.asarray(nudge, dtype=float), ts.shape)
+        q, at, _ = self.evaluate(ts)
+        _, near, qdd = self.evaluate(ts + h)
+        hh = h[:, None]
+        # the velocity at t unless it jumps there (then the side's, brought back along the acceleration)
+        jumps = np.abs(near - at) > 1e-6 * np.maximum(np.abs(near), np.abs(at)) + 4.0 * np.abs(qdd * hh) + 1e-300
+        qd = np.where(jumps, near - qdd * hh, at)
+        # at rest the limit keeps the direction of the motion on that side, which decides the Coulomb friction
+        # of 001 eq. 7.61: a velocity of 1e-300 with the sign of qd(t + h)
+        rest = np.abs(qd) <= 1e-12 * np.abs(near)
+        qd = np.where(rest, np.copysign(1e-300, near) * (near != 0), qd)
+        if scalar:
+            return q[0], qd[0], qdd[0]
+        return q, qd, qdd
+
     @property
     def q_start(self) -> np.ndarray:
         return self.evaluate(0.0)[0]
@@ -91,6 +123,10 @@ class PiecewiseTrajectory(Trajectory):
         self.starts = np.concatenate([[0.0], np.cumsum([s.duration for s in segments])])
         self.duration = float(self.starts[-1])
 
+    def breakpoints(self) -> np.ndarray:
+        return np.unique(np.concatenate([s0 + seg.breakpoints() for s0, seg in zip(self.starts, self.segments,
+                                                                                    strict=False)]))
+
     def _evaluate(self, t: np.ndarray) -> Triple:
         idx = np.clip(np.searchsorted(self.starts, t, side="right") - 1, 0, len(self.segments) - 1)
         q = np.empty((t.size, self.n))
@@ -113,6 +149,9 @@ class TimeScaledTrajectory(Trajectory):
         self.base, self.k = base, k
         self.n = base.n
         self.duration = base.duration * k
+
+    def breakpoints(self) -> np.ndarray:
+        return self.base.breakpoints() * self.k
 
     def _evaluate(self, t: np.ndarray) -> Triple:
         q, qd, qdd = self.base._evaluate(np.clip(t / self.k, 0.0, self.base.duration))

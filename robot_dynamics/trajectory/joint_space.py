@@ -93,6 +93,18 @@ class PointToPointTrajectory(Trajectory):
             return self._r(t, self.duration)
         return self._r(t, self.duration, self.tau)
 
+    def breakpoints(self) -> np.ndarray:
+        """0, t_f and the phase switches of the profile: tau and t_f - tau for the trapezoids (001 eqs. 8.19,
+        8.36), t_f/2 for bang-bang (8.15); the pieces between are polynomials of degree <= 5."""
+        tf = self.duration
+        if tf == 0.0 or not np.any(self.displacement):
+            return np.unique([0.0, tf])
+        if self.tau is not None:
+            return np.unique([0.0, self.tau, tf - self.tau, tf])
+        if self.profile == "bang_bang":
+            return np.array([0.0, 0.5 * tf, tf])
+        return np.array([0.0, tf])
+
     def _evaluate(self, t: np.ndarray) -> Triple:
         r, rd, rdd = self.interpolation(t)
         D = self.displacement

@@ -17,6 +17,14 @@ import numpy as np
 
 from .base import Trajectory, Triple
 
+PATH_POSITION_TOLERANCE = 1e-6
+"""Slack (rad or m, absolute) of :func:`check_path_limits` beyond the position limits: the one policy of the
+controller (which accepts a trajectory with the defaults) and of the planner (which verifies its plans with them)."""
+PATH_RATE_TOLERANCE = 1e-6
+"""Slack (relative: x the limit) of :func:`check_path_limits` beyond the velocity and acceleration limits."""
+CHUNK_ROWS = 16384
+"""Rows (segment x joint, or states) processed at once by the path bounds: the memory stays bounded."""
+
 
 def _array(x: Any, what: str, shape: tuple[int, ...]) -> np.ndarray:
     a = np.asarray(x, dtype=float)
@@ -140,17 +148,27 @@ class SampledTrajectory(Trajectory):
         out = pw @ self._coef[k]
         return out[0], out[1], out[2]
 
+    def breakpoints(self) -> np.ndarray:
+        """0 and the points' times: each segment between them is one polynomial."""
+        return np.unique(np.concatenate([[0.0], self.times]))
+
+    def segment_states(self, seg: np.ndarray, s: np.ndarray) -> Triple:
+        """(q, qd, qdd), shapes (N, n), of segments ``seg`` (N,) at offsets ``s`` (N,) from their start: the
+        segment polynomials themselves (s = 0 and s = T_k give the one-sided values at the points)."""
+        c = self._coef[seg]  # (N, 6, n)
+        s = np.asarray(s, dtype=float)[:, None]
+        q = ((((c[:, 5] * s + c[:, 4]) * s + c[:, 3]) * s + c[:, 2]) * s + c[:, 1]) * s + c[:, 0]
+        qd = (((5 * c[:, 5] * s + 4 * c[:, 4]) * s + 3 * c[:, 3]) * s + 2 * c[:, 2]) * s + c[:, 1]
+        qdd = ((20 * c[:, 5] * s + 12 * c[:, 4]) * s + 6 * c[:, 3]) * s + 2 * c[:, 2]
+        return q, qd, qdd
+
     def _evaluate(self, t: np.ndarray) -> Triple:
         if self._coef.shape[0] == 0:  # a single point: hold it
             q = np.broadcast_to(self.positions[0], (t.size, self.n)).copy()
             return q, np.zeros_like(q), np.zeros_like(q)
         before = t < self.times[0]
         k = np.clip(np.searchsorted(self.times, t, side="right") - 1, 0, self._coef.shape[0] - 1)
-        s = (np.maximum(t, self.times[0]) - self.times[k])[:, None]
-        c = self._coef[k]  # (N, 6, n)
-        q = ((((c[:, 5] * s + c[:, 4]) * s + c[:, 3]) * s + c[:, 2]) * s + c[:, 1]) * s + c[:, 0]
-        qd = (((5 * c[:, 5] * s + 4 * c[:, 4]) * s + 3 * c[:, 3]) * s + 2 * c[:, 2]) * s + c[:, 1]
-        qdd = ((20 * c[:, 5] * s + 12 * c[:, 4]) * s + 6 * c[:, 3]) * s + 2 * c[:, 2]
+        q, qd, qdd = self.segment_states(k, np.maximum(t, self.times[0]) - self.times[k])
         if np.any(before):
             qd[before] = 0.0
             qdd[before] = 0.0
@@ -250,13 +268,16 @@ def peak_rates(traj: SampledTrajectory) -> tuple[np.ndarray, np.ndarray]:
         return np.zeros(traj.n), np.zeros(traj.n)
     S, _, n = coef.shape
     T = np.diff(traj.times)
-    out = []
-    for d in (1, 2):
-        m = 5 - d
-        fact = np.array([np.prod(np.arange(i + 1, i + d + 1)) for i in range(m + 1)], float)
-        alpha = coef[:, d:, :] * fact[None, :, None] * (T[:, None] ** np.arange(m + 1))[:, :, None]  # (S, m+1, n)
-        b = alpha.transpose(0, 2, 1).reshape(S * n, m + 1)
-        out.append(_max_abs_on_unit(b).reshape(S, n).max(axis=0))
+    out = [np.zeros(n), np.zeros(n)]
+    step = max(1, CHUNK_ROWS // n)
+    for lo in range(0, S, step):  # segments in chunks: bounded memory for long trajectories
+        c, Tc = coef[lo:lo + step], T[lo:lo + step]
+        for d in (1, 2):
+            m = 5 - d
+            fact = np.array([np.prod(np.arange(i + 1, i + d + 1)) for i in range(m + 1)], float)
+            alpha = c[:, d:, :] * fact[None, :, None] * (Tc[:, None] ** np.arange(m + 1))[:, :, None]  # (S, m+1, n)
+            b = alpha.transpose(0, 2, 1).reshape(-1, m + 1)
+            out[d - 1] = np.maximum(out[d - 1], _max_abs_on_unit(b).reshape(-1, n).max(axis=0))
     return out[0], out[1]
 
 
@@ -268,8 +289,8 @@ def check_path_limits(
     acceleration: np.ndarray | None = None,
     *,
     names: list[str] | None = None,
-    position_tolerance: float = 1e-6,
-    rate_tolerance: float = 1e-6,
+    position_tolerance: float = PATH_POSITION_TOLERANCE,
+    rate_tolerance: float = PATH_RATE_TOLERANCE,
     start: np.ndarray | None = None,
 ) -> None:
     """Raise ``ValueError`` naming the joint, time and value where the *interpolated* path of ``traj``
@@ -279,7 +300,9 @@ def check_path_limits(
     bounds refined by subdivision (see :func:`_first_violation`).  Infinite limits are not
     checked.  ``start``: the arm's position when the trajectory is taken; a joint that is already
     outside its limits (an arm being brought back) may not go farther out than it is.
-    Relative tolerances: ``position_tolerance`` (rad or m), ``rate_tolerance`` x the limit.
+    Tolerances: ``position_tolerance`` (rad or m, absolute), ``rate_tolerance`` (x the limit); the defaults
+    :data:`PATH_POSITION_TOLERANCE` and :data:`PATH_RATE_TOLERANCE` are the controller's acceptance, which the
+    planner's plans are verified against (:func:`~robot_dynamics.trajectory.planning.plan_samples`).
     """
     coef = traj._coef  # (S, 6, n) power basis in s = t - t_k
     if coef.shape[0] == 0:
@@ -303,23 +326,26 @@ def check_path_limits(
     if acceleration is not None:
         a = np.broadcast_to(np.asarray(acceleration, float), (n,)) * (1 + rate_tolerance)
         checks.append(("acceleration", 2, -a, a))
+    step = max(1, CHUNK_ROWS // n)  # segments at a time: bounded memory (one chunk for up to CHUNK_ROWS rows)
     for what, d, lo, hi in checks:
+        if not np.any(np.isfinite(lo) | np.isfinite(hi)):
+            continue
         # coefficients of the d-th derivative in u = s / T on [0, 1]: alpha_i = a_{i+d} (i+d)!/i! T^i
         m = 5 - d
         fact = np.array([np.prod(np.arange(i + 1, i + d + 1)) for i in range(m + 1)], float)
-        alpha = coef[:, d:, :] * fact[None, :, None] * powers[:, : m + 1, None]  # (S, m+1, n)
-        b = np.einsum("ki,sij->sjk", _bernstein_matrix(m), alpha).reshape(S * n, m + 1)
-        lo_k = np.tile(lo, S)
-        hi_k = np.tile(hi, S)
-        finite = np.isfinite(lo_k) | np.isfinite(hi_k)
-        if not np.any(finite):
-            continue
-        lo_k = np.where(np.isfinite(lo_k), lo_k, -np.inf)
-        hi_k = np.where(np.isfinite(hi_k), hi_k, np.inf)
-        hit = _first_violation(b, lo_k, hi_k)
+        for first in range(0, S, step):
+            sl = slice(first, first + step)
+            alpha = coef[sl, d:, :] * fact[None, :, None] * powers[sl, : m + 1, None]  # (S, m+1, n)
+            b = np.einsum("ki,sij->sjk", _bernstein_matrix(m), alpha).reshape(-1, m + 1)
+            count = b.shape[0] // n
+            lo_k = np.where(np.isfinite(np.tile(lo, count)), np.tile(lo, count), -np.inf)
+            hi_k = np.where(np.isfinite(np.tile(hi, count)), np.tile(hi, count), np.inf)
+            hit = _first_violation(b, lo_k, hi_k)
+            if hit is not None:
+                break
         if hit is not None:
             row, u, value = hit
-            seg, j = divmod(row, n)
+            seg, j = divmod(row + first * n, n)
             t = float(traj.times[seg] + u * T[seg]) if traj._coef.shape[0] else 0.0
             bound = f"[{lo[j]:.6g}, {hi[j]:.6g}]"
             raise ValueError(

@@ -6,42 +6,66 @@ for the model of 001 eq. 7.61
     Gamma(k) = A(q) qdd / k^2 + C(q, qd) qd / k^2 + Q(q) + Fv qd / k + Fc sign(qd) + Ia qdd / k^2.
 
 With x = 1/k every effort is an exact quadratic c0 + c1 x + c2 x^2 in x (for
-x > 0 sign(qd/k) = sign(qd)).  The three coefficients of each sample and joint
+x > 0 sign(qd/k) = sign(qd)).  The three coefficients of each state and joint
 are obtained from three calls of the inverse dynamics at x = 1, 1/2, 1/4, which
 handles gravity, the velocity/acceleration terms and both friction terms
 exactly (no need to split the model; without friction c1 = 0 and this is the
 classic tau(k) = (tau - tau(q,0,0))/k^2 + tau(q,0,0)).
 
-The returned scale is the smallest k >= 1 such that every slower playback
-(k' >= k) respects the limits at every sample: 1/k is the smallest positive
-root of |c0 + c1 x + c2 x^2| = limit over all samples and joints.  If a static
-term alone (gravity + Coulomb, c0) exceeds a limit, no stretch helps: ValueError.
-Limits are checked at the samples only (choose a fine ``period``).
+The scale is the smallest k such that every slower playback (k' >= k) respects the limits: 1/k is the smallest
+positive root of |c0 + c1 x + c2 x^2| = limit over the states and joints.  If a static term alone (gravity +
+Coulomb, c0) exceeds a limit, no stretch helps: ValueError.
 
-:func:`retime_to_limits` is the optimal uniform scale either way (k < 1 speeds a slow
-trajectory up): the smallest k > 0 with the effort limits at every sample (the same
-quadratics in x = 1/k, any x > 0) and the velocity limits (|qd/k| <= v, so
-k >= max_t |qd_j(t)| / v_j; exact on the interpolated path of a
-:class:`~robot_dynamics.trajectory.sampled.SampledTrajectory`, whose effort samples are
-every segment at ``subsamples`` + 1 evenly spaced points, both ends included, so both
-one-sided values at a point are checked).  :func:`fit_samples_to_effort_limits`
-stretches a planned trajectory so that its samples at a given period (what a
-trajectory message carries) and a dense grid between them respect the effort limits.
+*Which* states: the trajectory between its samples, not only at them (:mod:`.effort_bounds`): a dense grid on every
+smooth piece, both one-sided values at each breakpoint (where the acceleration of a trapezoid or a bang-bang jumps),
+a zoom into the cells near the peak, and both sides of every velocity reversal (where Fc sign(qd) jumps), so that
+the peak |Gamma_j| / limit_j of the result stays <= 1 + 1e-9 on any finer grid.  At a stop (qd = 0) both readings
+count: the model's sign(0) = 0 (no Coulomb friction at that instant) and the limit of the motion on either side
+(Coulomb friction in its direction).  The rest before 0 and after the end is not part of the trajectory.  The
+functions differ in the path they promise:
+
+* :func:`scale_to_effort_limits`: the trajectory itself (for a planned profile: the continuous profile);
+* :func:`retime_to_limits`: a :class:`~robot_dynamics.trajectory.sampled.SampledTrajectory` is the path a
+  controller interpolates through its points: that interpolation, segment by segment (``subsamples`` cells each),
+  checked again on the result after its times are rounded; any other trajectory: itself.  The velocity limits bind
+  through the exact peaks of the interpolated path (:func:`~robot_dynamics.trajectory.sampled.peak_rates`), k
+  may be < 1 (faster);
+* :func:`fit_samples_to_effort_limits` (``~/plan``): the continuous (stretched) profile at every instant, and
+  every returned sample's own state (the samples of :func:`~robot_dynamics.trajectory.playback.playback_samples`:
+  at a breakpoint the sample's acceleration lies between the one-sided ones).  What a controller interpolates
+  between the samples is that profile except within the guard samples around an acceleration switch (0.1 ms at
+  the default period), where a C^2 interpolation cannot jump: there its acceleration swings past the switch's
+  values by up to ~37 % of the jump (a property of the quintic Hermite interpolation, not of the plan); the points
+  themselves, which the controller checks, are within the limits.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from .base import TimeScaledTrajectory, Trajectory
-from .sampled import SampledTrajectory, peak_rates
-
-Dynamics = Callable[[np.ndarray, np.ndarray, np.ndarray], np.ndarray]
+from .effort_bounds import (
+    CHUNK_STATES,
+    Dynamics,
+    Pieces,
+    continuous_pieces,
+    peak_effort_ratio,
+    quadratics,
+    ratio,
+    row_crossings,
+    sampled_pieces,
+    scan,
+    smallest_crossing,
+    smallest_positive_root,
+    states_crossing,
+    static_error,
+)
+from .playback import breakpoint_states, message_times, playback_samples
+from .sampled import SampledTrajectory, check_path_limits, peak_rates
 
 
 @dataclass
@@ -49,7 +73,8 @@ class TimeScalingResult:
     """Outcome of :func:`scale_to_effort_limits`.
 
     trajectory: the (possibly) stretched trajectory; scale: k (>= 1 for scale_to_effort_limits); duration: its t_f;
-    peak_ratio_before / peak_ratio: max_j,t |Gamma_j| / limit_j before / after scaling;
+    peak_ratio_before / peak_ratio: max_j,t |Gamma_j| / limit_j before (on the grid) / after scaling (grid and
+    refined cells);
     margin: 1 - peak_ratio (>= 0 when feasible; ~0 when the stretch was needed).
     """
 
@@ -76,6 +101,15 @@ def _dynamics_function(dynamics: Any) -> Dynamics:
     raise ValueError("dynamics must be a RobotModel (with inverse_dynamics) or a callable (q, qd, qdd) -> efforts")
 
 
+def _limit_vector(values: Any, n: int, what: str) -> np.ndarray:
+    lim = np.asarray(values, dtype=float)
+    if lim.ndim == 0:
+        lim = np.full(n, float(lim))
+    if lim.shape != (n,) or np.any(np.isnan(lim)) or np.any(lim <= 0.0):
+        raise ValueError(f"{what} must be positive (inf allowed) with shape ({n},), got {lim}")
+    return lim
+
+
 def _effort_limits(dynamics: Any, effort_limits: Any, n: int) -> np.ndarray:
     if effort_limits is None:
         if not hasattr(dynamics, "limits"):
@@ -92,124 +126,77 @@ def _sample_times(traj: Trajectory, period: float | None) -> np.ndarray:
     return traj.sample(period)[0]
 
 
-def efforts_along(traj: Trajectory, dynamics: Any, times: Any, scale: float = 1.0) -> np.ndarray:
-    """Efforts (len(times), n) needed to play ``traj`` stretched by ``scale`` (times are of the base trajectory)."""
-    fn = _dynamics_function(dynamics)
-    q, qd, qdd = traj.evaluate(np.atleast_1d(np.asarray(times, dtype=float)))
-    tau = np.asarray(fn(q, qd / scale, qdd / scale**2), dtype=float)
-    if tau.shape != q.shape:
-        raise ValueError(f"dynamics returned shape {tau.shape}, expected {q.shape}")
-    return tau
-
-
-def _smallest_positive_root(a: np.ndarray, b: np.ndarray, c: np.ndarray) -> np.ndarray:
-    """Smallest root > 0 of a x^2 + b x + c = 0, elementwise (inf if none)."""
-    out = np.full(a.shape, np.inf)
-    scale = np.maximum(np.maximum(np.abs(a), np.abs(b)), np.abs(c)) + 1e-300
-    quad = np.abs(a) > 1e-12 * scale
-    disc = b * b - 4.0 * a * c
-    with np.errstate(invalid="ignore", divide="ignore"):
-        sq = np.sqrt(np.where(disc >= 0, disc, np.nan))
-        # numerically stable pair of roots
-        qq = -0.5 * (b + np.copysign(sq, b))
-        r1 = np.where(quad, qq / a, np.nan)
-        r2 = np.where(quad, c / qq, np.nan)
-        lin = np.where(~quad & (np.abs(b) > 0), -c / b, np.nan)
-    for r in (r1, r2, lin):
-        ok = np.isfinite(r) & (r > 0)
-        out = np.where(ok, np.minimum(out, r), out)
+def _efforts(fn: Dynamics, q: np.ndarray, qd: np.ndarray, qdd: np.ndarray) -> np.ndarray:
+    """fn over the rows, :data:`CHUNK_STATES` at a time (bounded memory), shape-checked."""
+    out = np.empty_like(q)
+    for lo in range(0, q.shape[0], CHUNK_STATES):
+        sl = slice(lo, lo + CHUNK_STATES)
+        tau = np.asarray(fn(q[sl], qd[sl], qdd[sl]), dtype=float)
+        if tau.shape != q[sl].shape:
+            raise ValueError(f"dynamics returned shape {tau.shape}, expected {q[sl].shape}")
+        out[sl] = tau
     return out
 
 
-def _quadratics(fn: Dynamics, q: np.ndarray, qd: np.ndarray, qdd: np.ndarray) -> tuple[np.ndarray, ...]:
-    """(c0, c1, c2) with Gamma(x) = c0 + c1 x + c2 x^2 the efforts of (q, x qd, x^2 qdd), x = 1/k, from the
-    inverse dynamics at x = 1, 1/2, 1/4 (exact: 001 eq. 7.61 is quadratic in (qd, qdd) scaled this way)."""
+def efforts_along(traj: Trajectory, dynamics: Any, times: Any, scale: float = 1.0) -> np.ndarray:
+    """Efforts (len(times), n) needed to play ``traj`` stretched by ``scale`` (times are of the base trajectory)."""
+    fn = _dynamics_function(dynamics)
+    t = np.atleast_1d(np.asarray(times, dtype=float))
+    out = np.empty((t.size, traj.n))
+    for lo in range(0, t.size, CHUNK_STATES):
+        q, qd, qdd = traj.evaluate(t[lo:lo + CHUNK_STATES])
+        out[lo:lo + CHUNK_STATES] = _efforts(fn, q, qd / scale, qdd / scale**2)
+    return out
 
-    def tau(k: float) -> np.ndarray:
-        out = np.asarray(fn(q, qd / k, qdd / k**2), dtype=float)
-        if out.shape != q.shape:
-            raise ValueError(f"dynamics returned shape {out.shape}, expected {q.shape}")
-        return out
 
-    t1, t2, t4 = tau(1.0), tau(2.0), tau(4.0)
-    c2 = (8.0 * t1 - 24.0 * t2 + 16.0 * t4) / 3.0
-    c0 = (t1 - 6.0 * t2 + 8.0 * t4) / 3.0
-    return c0, t1 - c2 - c0, c2
+# kept for callers of the former private helpers
+_smallest_positive_root = smallest_positive_root
+_quadratics = quadratics
 
 
 def _first_crossing(c0: np.ndarray, c1: np.ndarray, c2: np.ndarray, lim: np.ndarray,
                     names: list[str] | None = None) -> float:
     """Smallest x > 0 where some |c0 + c1 x + c2 x^2| reaches its limit (inf if none); ValueError when the
     static term c0 (gravity + Coulomb friction) alone is at or beyond a limit."""
-    finite = np.isfinite(lim)
-    if not np.any(finite) or c0.size == 0:
-        return math.inf
-    over = np.abs(c0) >= lim
-    if np.any(over & finite):
-        i, j = (int(v) for v in np.argwhere(over & finite)[0])
-        name = names[j] if names else f"joint {j}"
-        raise ValueError(f"{name}: the static effort (gravity + Coulomb friction) alone is {c0[i, j]:.6g}, beyond "
-                         f"its limit {lim[j]:.6g}; no time scaling can make the trajectory feasible")
-    x_star = math.inf
-    for s in (1.0, -1.0):
-        roots = _smallest_positive_root(c2[:, finite], c1[:, finite], (c0 - s * np.where(finite, lim, 0.0))[:, finite])
-        if roots.size:
-            x_star = min(x_star, float(np.min(roots)))
-    return x_star
+    if (err := static_error(c0, lim, names)) is not None:
+        raise err
+    return float(np.min(row_crossings(c0, c1, c2, lim), initial=math.inf))
 
 
-def _peak_ratio(tau: np.ndarray, lim: np.ndarray) -> float:
-    finite = np.isfinite(lim)
-    return float(np.max(np.abs(tau[:, finite]) / lim[finite])) if np.any(finite) and tau.size else 0.0
+_peak_ratio = ratio
 
 
 def scale_to_effort_limits(traj: Trajectory, dynamics: Any, effort_limits: Any = None,
                            period: float | None = None) -> TimeScalingResult:
-    """Smallest uniform time stretch k >= 1 that keeps |Gamma_j(t)| <= effort_j (see module docstring).
+    """Smallest uniform time stretch k >= 1 that keeps |Gamma_j(t)| <= effort_j at every t (module docstring).
 
     dynamics: a RobotModel (``inverse_dynamics`` batch (N, n)) or a callable
     (q, qd, qdd) -> (N, n) efforts.  effort_limits: (n,) or scalar, default
-    ``dynamics.limits["effort"]``.  period: sampling period on the *unscaled*
-    trajectory (default duration / 2000).
+    ``dynamics.limits["effort"]``.  period: spacing of the grid on the *unscaled* trajectory (default
+    duration / 2000), its breakpoints added (both sides), the cells near the peak refined.
     """
     n = traj.n
     fn = _dynamics_function(dynamics)
     lim = _effort_limits(dynamics, effort_limits, n)
-    times = _sample_times(traj, period)
-    q, qd, qdd = traj.evaluate(times)
-    c0, c1, c2 = _quadratics(fn, q, qd, qdd)
-    before = _peak_ratio(c0 + c1 + c2, lim)
-    x_star = _first_crossing(c0, c1, c2, lim)
+    pieces = continuous_pieces(traj, _sample_times(traj, period), 1)
+    x_star, before = smallest_crossing(pieces, fn, lim)
     k = 1.0 if x_star >= 1.0 else (1.0 / x_star) * (1.0 + 1e-12)
     out = traj if k == 1.0 else TimeScaledTrajectory(traj, k)
-    after = efforts_along(traj, dynamics, times, k)
-    return TimeScalingResult(out, k, out.duration, before, _peak_ratio(after, lim))
+    return TimeScalingResult(out, k, out.duration, before, peak_effort_ratio(pieces, fn, lim, k))
 
 
 # ------------------------------------------------------------ optimal uniform scale (both ways)
-def _limit_vector(values: Any, n: int, what: str) -> np.ndarray:
-    lim = np.asarray(values, dtype=float)
-    if lim.ndim == 0:
-        lim = np.full(n, float(lim))
-    if lim.shape != (n,) or np.any(np.isnan(lim)) or np.any(lim <= 0.0):
-        raise ValueError(f"{what} must be positive (inf allowed) with shape ({n},), got {lim}")
-    return lim
-
-
 def segment_grid(traj: SampledTrajectory, subsamples: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(q, qd, qdd) of every segment of ``traj`` at s = i T / subsamples, i = 0..subsamples (both ends: the
-    one-sided values at each point), from the segment polynomials; the single point of a one-point trajectory."""
-    coef = traj._coef  # (S, 6, n) power basis in s = t - t_k
-    if coef.shape[0] == 0:
+    one-sided values at each point), from the segment polynomials; the single point of a one-point trajectory.
+    (All at once: for long trajectories :func:`~.effort_bounds.sampled_pieces` goes by chunks.)"""
+    T = np.diff(traj.times)
+    if T.size == 0:
         q = traj.positions[:1].copy()
         return q, np.zeros_like(q), np.zeros_like(q)
-    T = np.diff(traj.times)
-    s = (T[:, None] * np.linspace(0.0, 1.0, int(subsamples) + 1)[None, :]).reshape(-1, 1)  # (S (sub+1), 1)
-    c = np.repeat(coef, int(subsamples) + 1, axis=0)
-    q = ((((c[:, 5] * s + c[:, 4]) * s + c[:, 3]) * s + c[:, 2]) * s + c[:, 1]) * s + c[:, 0]
-    qd = (((5 * c[:, 5] * s + 4 * c[:, 4]) * s + 3 * c[:, 3]) * s + 2 * c[:, 2]) * s + c[:, 1]
-    qdd = ((20 * c[:, 5] * s + 12 * c[:, 4]) * s + 6 * c[:, 3]) * s + 2 * c[:, 2]
-    return q, qd, qdd
+    u = np.linspace(0.0, 1.0, int(subsamples) + 1)
+    seg = np.repeat(np.arange(T.size), u.size)
+    return traj.segment_states(seg, np.tile(u, T.size) * T[seg])
 
 
 def scaled_samples(traj: SampledTrajectory, k: float, time_quantum: float = 0.0) -> SampledTrajectory:
@@ -217,7 +204,9 @@ def scaled_samples(traj: SampledTrajectory, k: float, time_quantum: float = 0.0)
     > 0, e.g. 1e-9 for a message's nanoseconds), velocities / k, accelerations / k^2; the same fields (so the
     same interpolation degree, hence the same path)."""
     t = traj.times * k
-    if time_quantum > 0:
+    if time_quantum == 1e-9:  # a message's nanoseconds, read back as a receiver does
+        t = message_times(t)
+    elif time_quantum > 0:
         t = np.round(t / time_quantum) * time_quantum
     v = None if traj.velocities is None else traj.velocities / k
     a = None if traj.accelerations is None else traj.accelerations / k**2
@@ -231,21 +220,35 @@ def _scale_from_limits(x_star: float, peak_v: np.ndarray, vel: np.ndarray) -> tu
     return k_eff, k_vel
 
 
+def _grid_rates(pieces: Pieces, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """max |qd_j|, max |qdd_j| over the grid of ``pieces`` (both sides of the breakpoints), chunked."""
+    peaks = [np.zeros(n), np.zeros(n)]
+
+    def objective(q: np.ndarray, qd: np.ndarray, qdd: np.ndarray) -> np.ndarray:
+        peaks[0] = np.maximum(peaks[0], np.abs(qd).max(axis=0, initial=0.0))
+        peaks[1] = np.maximum(peaks[1], np.abs(qdd).max(axis=0, initial=0.0))
+        return np.zeros(q.shape[0])
+
+    scan(pieces, objective)
+    return peaks[0], peaks[1]
+
+
 def retime_to_limits(traj: Trajectory, dynamics: Any, effort_limits: Any = None, velocity_limits: Any = None, *,
-                     acceleration_limits: Any = None, subsamples: int = 20, period: float | None = None, min_scale: float = 0.0,
-                     margin: float = 1e-6, time_quantum: float = 0.0,
+                     acceleration_limits: Any = None, subsamples: int = 20, period: float | None = None,
+                     min_scale: float = 0.0, margin: float = 1e-6, time_quantum: float = 0.0,
                      names: list[str] | None = None) -> TimeScalingResult:
     """Optimal uniform time scale k > 0 (q_k(t) = q(t/k), 001 §8.3; k < 1 plays faster) such that every
     k' >= k keeps |Gamma_j| <= effort_j and |qd_j| <= velocity_j (see the module docstring).
 
-    ``traj`` a :class:`SampledTrajectory`: efforts on :func:`segment_grid` (``subsamples`` per segment),
-    velocity exact on the interpolated path (:func:`peak_rates`); the result's trajectory is
-    :func:`scaled_samples` (times rounded to ``time_quantum``) and is checked again after rounding (k grows by
-    the excess if a rounded time pushed a value over).  Another trajectory: samples at ``period`` (default
-    duration / 2000 / subsamples * 20) of the base trajectory.  k = max(k_effort, k_velocity) (1 + margin),
-    at least ``min_scale``; 1 when no finite limit binds.  Limits default to ``dynamics.limits`` (``effort``,
-    ``velocity``); inf = unlimited.  ``acceleration_limits`` (default none): |qdd_j / k^2| <= a_j too, i.e.
-    k >= sqrt(max_t |qdd_j| / a_j).  ValueError when a static effort alone exceeds a limit.
+    ``traj`` a :class:`SampledTrajectory`: efforts on its interpolation (``subsamples`` cells per segment, both
+    ends, refined near the peak), velocity exact on the interpolated path (:func:`peak_rates`); the result's
+    trajectory is :func:`scaled_samples` (times rounded to ``time_quantum``) and is checked again after rounding
+    (k grows by the excess if a rounded time pushed a value over).  Another trajectory: itself, on a grid of
+    ``period`` (default duration / 100 / subsamples) and its breakpoints (both sides).  k = max(k_effort,
+    k_velocity) (1 + margin), at least ``min_scale``; 1 when no finite limit binds.  Limits default to
+    ``dynamics.limits`` (``effort``, ``velocity``); inf = unlimited.  ``acceleration_limits`` (default none):
+    |qdd_j / k^2| <= a_j too, i.e. k >= sqrt(max_t |qdd_j| / a_j).  ValueError when a static effort alone exceeds
+    a limit.  Memory: bounded (chunks of :data:`~.effort_bounds.CHUNK_STATES` states), whatever the length.
     """
     n = traj.n
     fn = _dynamics_function(dynamics)
@@ -255,42 +258,33 @@ def retime_to_limits(traj: Trajectory, dynamics: Any, effort_limits: Any = None,
     vel = _limit_vector(velocity_limits, n, "velocity limits")
     acc = _limit_vector(np.inf if acceleration_limits is None else acceleration_limits, n, "acceleration limits")
     sampled = isinstance(traj, SampledTrajectory)
-
-    def states(tr: Trajectory) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        if isinstance(tr, SampledTrajectory):
-            return segment_grid(tr, subsamples)
-        p = period if period is not None else (tr.duration / 100.0 / subsamples if tr.duration > 0 else 1.0)
-        return tr.evaluate(_sample_times(tr, p))
-
-    q, qd, qdd = states(traj)
-    c0, c1, c2 = _quadratics(fn, q, qd, qdd)
-    before = _peak_ratio(c0 + c1 + c2, lim)
     if sampled:
+        pieces = sampled_pieces(traj, subsamples)
         peak_v, peak_a = peak_rates(traj)
     else:
-        peak_v, peak_a = (np.max(np.abs(qd), axis=0), np.max(np.abs(qdd), axis=0)) if qd.size else (np.zeros(n),) * 2
-    k_eff, k_vel = _scale_from_limits(_first_crossing(c0, c1, c2, lim, names), peak_v, vel)
+        p = period if period is not None else (traj.duration / 100.0 / subsamples if traj.duration > 0 else 1.0)
+        pieces = continuous_pieces(traj, _sample_times(traj, p), 1)
+        peak_v, peak_a = _grid_rates(pieces, n)
+    x_eff, before = smallest_crossing(pieces, fn, lim, names)
+    k_eff, k_vel = _scale_from_limits(x_eff, peak_v, vel)
     k_acc = math.sqrt(_scale_from_limits(math.inf, peak_a, acc)[1])
     scales = {"effort": k_eff, "velocity": k_vel, "acceleration": k_acc}
     binding = max(scales, key=scales.get)
     k = scales[binding] * (1.0 + margin)
     if k == 0.0:
-        binding = "none"
-    if k == 0.0:
-        k = 1.0
+        binding, k = "none", 1.0
     if min_scale > k:
         k, binding = float(min_scale), "minimum"
     for _ in range(8):
-        out = scaled_samples(traj, k, time_quantum) if sampled else TimeScaledTrajectory(traj, k)
         if sampled:
-            q2, qd2, qdd2 = segment_grid(out, subsamples)
+            out = scaled_samples(traj, k, time_quantum)
+            e_ratio = peak_effort_ratio(sampled_pieces(out, subsamples), fn, lim)
             pv, pa = peak_rates(out)
         else:
-            q2, qd2, qdd2 = q, qd / k, qdd / k**2
+            out = TimeScaledTrajectory(traj, k)
+            e_ratio = peak_effort_ratio(pieces, fn, lim, k)
             pv, pa = peak_v / k, peak_a / k**2
         v_ratio = float(np.max(pv / vel))
-        tau = np.asarray(fn(q2, qd2, qdd2), dtype=float)
-        e_ratio = _peak_ratio(tau, lim)
         worst = max(e_ratio, v_ratio, float(np.max(pa / acc)))
         if worst <= 1.0:
             break
@@ -300,12 +294,33 @@ def retime_to_limits(traj: Trajectory, dynamics: Any, effort_limits: Any = None,
     return TimeScalingResult(out, k, out.duration, before, e_ratio, k_eff, k_vel, binding, v_ratio)
 
 
+def retime_points(times: Any, positions: Any, velocities: Any, accelerations: Any, dynamics: Any,
+                  effort_limits: Any = None, velocity_limits: Any = None, *, acceleration_limits: Any = None,
+                  lower: Any = None, upper: Any = None, only_stretch: bool = False,
+                  names: list[str] | None = None) -> tuple[TimeScalingResult, np.ndarray]:
+    """``~/time_scale``'s work on the points of a trajectory (arrays in model order): the path interpolated through
+    them must be within the position limits (``lower``/``upper``, default ``dynamics.limits``; scaling never moves
+    it), then :func:`retime_to_limits` (``only_stretch``: k >= 1; times rounded to the nanoseconds of a message)
+    and the efforts at the returned points.  Returns (result, efforts (m, n)).  Memory: bounded chunks of
+    :data:`~.effort_bounds.CHUNK_STATES` states plus O(m) arrays of the trajectory itself."""
+    traj = SampledTrajectory(times, positions, velocities, accelerations)
+    limits = getattr(dynamics, "limits", {})
+    check_path_limits(traj, limits["lower"] if lower is None else lower, limits["upper"] if upper is None else upper,
+                      names=names)
+    res = retime_to_limits(traj, dynamics, effort_limits, velocity_limits, acceleration_limits=acceleration_limits,
+                           min_scale=1.0 if only_stretch else 0.0, time_quantum=1e-9, names=names)
+    out = res.trajectory
+    return res, efforts_along(out, dynamics, out.times)  # at the points (the last one: its segment's end)
+
+
 @dataclass
 class FittedSamples:
     """Outcome of :func:`fit_samples_to_effort_limits`: the (stretched) trajectory and its samples.
 
     scale: stretch k applied to the base trajectory; min_scale: the smallest feasible k (effort limits on the
-    samples and the dense grid); times, q, qd, qdd, effort: the samples at ``period`` (shapes (N,), (N, n));
+    continuous profile and on the samples); times, q, qd, qdd, effort: the samples at ``period`` and at the
+    breakpoints (:func:`~robot_dynamics.trajectory.playback.playback_samples`; times as a message carries them;
+    shapes (N,), (N, n)); fields: 3, or 1 when a controller should get positions only (the velocity jumps);
     peak_ratio_before / peak_ratio: max |Gamma_j| / effort_j of the base (unscaled) grid / of the samples.
     """
 
@@ -319,37 +334,48 @@ class FittedSamples:
     effort: np.ndarray
     peak_ratio_before: float
     peak_ratio: float
+    fields: int = 3
 
     @property
     def duration(self) -> float:
-        return self.trajectory.duration
+        return float(self.times[-1])
+
+    def played(self) -> SampledTrajectory:
+        """The path a controller interpolates through the samples (what it checks and plays)."""
+        if self.fields == 1:
+            return SampledTrajectory(self.times, self.q)
+        return SampledTrajectory(self.times, self.q, self.qd, self.qdd)
 
 
 def fit_samples_to_effort_limits(traj: Trajectory, dynamics: Any, period: float, effort_limits: Any = None,
                                  duration: float = 0.0, subsamples: int = 20, margin: float = 1e-6,
                                  names: list[str] | None = None, max_samples: int | None = None) -> FittedSamples:
-    """Stretch ``traj`` (k >= 1, 001 §8.3) so that its samples at ``period`` carry feed-forward efforts within
-    the limits, and sample it: the efforts of every sample and of a grid ``subsamples`` times denser (base-time
-    spacing min(period, duration / 100) / subsamples) stay within ``effort_limits`` (default
-    ``dynamics.limits["effort"]``) for every k' >= k.  ``duration`` > 0 asks for that duration (k = duration /
-    traj.duration): ValueError when it is shorter than the feasible minimum, or when the result would need more
-    than ``max_samples`` samples.  The samples' times are added to the grid when one of them is over (they are
-    not grid points), until none is.
+    """Stretch ``traj`` (k >= 1, 001 §8.3) so that it stays within ``effort_limits`` (default
+    ``dynamics.limits["effort"]``) at every instant for every k' >= k, and sample it for a controller
+    (:func:`~robot_dynamics.trajectory.playback.playback_samples`: every ``period`` and at the breakpoints).
+
+    The continuous profile is checked on a grid of spacing min(period, duration / 100) / ``subsamples`` (base
+    time), both sides of every breakpoint and refined near the peak (:mod:`.effort_bounds`); the states of the
+    samples at the breakpoints (their accelerations chosen between the one-sided ones) too, and the samples
+    actually returned are checked last (a state over its limit joins the set and k grows).  ``duration`` > 0 asks
+    for that duration (k = duration / traj.duration): ValueError when it is shorter than the feasible minimum, or
+    when the result would need more than ``max_samples`` samples.
     """
     n = traj.n
     fn = _dynamics_function(dynamics)
     lim = _effort_limits(dynamics, effort_limits, n)
     if traj.duration <= 0:
-        times, q, qd, qdd = traj.sample(period)
-        tau = np.asarray(fn(q, qd, qdd), dtype=float)
-        _first_crossing(tau, np.zeros_like(tau), np.zeros_like(tau), lim, names)
-        return FittedSamples(traj, 1.0, 1.0, times, q, qd, qdd, tau, _peak_ratio(tau, lim), _peak_ratio(tau, lim))
-    h = min(period, traj.duration / 100.0) / subsamples
-    grid = _sample_times(traj, h)
-    q, qd, qdd = traj.evaluate(grid)
-    coefs = _quadratics(fn, q, qd, qdd)
-    before = _peak_ratio(sum(coefs), lim)
-    x_star = _first_crossing(*coefs, lim, names)
+        ps = playback_samples(traj, period)
+        tau = _efforts(fn, ps.q, ps.qd, ps.qdd)
+        if (err := static_error(tau, lim, names)) is not None:
+            raise err
+        peak = ratio(tau, lim)
+        return FittedSamples(traj, 1.0, 1.0, ps.times, ps.q, ps.qd, ps.qdd, tau, peak, peak, ps.fields)
+    h = min(period, traj.duration / 100.0)
+    pieces = continuous_pieces(traj, _sample_times(traj, h), subsamples)
+    x_star, before = smallest_crossing(pieces, fn, lim, names)
+    _, bq, bv, ba, *_ = breakpoint_states(traj)
+    x_star = min(x_star, states_crossing(fn, lim, bq, bv, ba, names))
     wanted = duration / traj.duration if duration > 0 else 0.0
     for _ in range(8):
         k_min = 1.0 if x_star >= 1.0 else (1.0 / x_star) * (1.0 + margin)
@@ -361,13 +387,13 @@ def fit_samples_to_effort_limits(traj: Trajectory, dynamics: Any, period: float,
         if max_samples is not None and k * traj.duration / period > max_samples:
             raise ValueError(f"{k * traj.duration / period:.0f} samples (stretched x{k:.6g} for the effort limits) "
                              f"exceed {max_samples}; use a longer sample_period")
-        out = traj if k == 1.0 else TimeScaledTrajectory(traj, k)
-        times, q, qd, qdd = out.sample(period)
-        tau = np.asarray(fn(q, qd, qdd), dtype=float)
-        peak = _peak_ratio(tau, lim)
+        ps = playback_samples(traj, period, k)
+        tau = _efforts(fn, ps.q, ps.qd, ps.qdd)
+        peak = ratio(tau, lim)
         if peak <= 1.0:
-            return FittedSamples(out, k, k_min, times, q, qd, qdd, tau, before, peak)
-        # a sample between grid points is over: its base-time state joins the grid (exact there for k' >= k)
-        q0, qd0, qdd0 = traj.evaluate(np.clip(times / k, 0.0, traj.duration))
-        x_star = min(x_star, _first_crossing(*_quadratics(fn, q0, qd0, qdd0), lim, names))
+            out = traj if k == 1.0 else TimeScaledTrajectory(traj, k)
+            return FittedSamples(out, k, k_min, ps.times, ps.q, ps.qd, ps.qdd, tau, before, peak, ps.fields)
+        # a sample over its limit (between grid points, or a breakpoint merged with another): its base-time state
+        # joins the set (exact there for every k' >= k)
+        x_star = min(x_star, states_crossing(fn, lim, ps.q, ps.qd * k, ps.qdd * k**2, names))
     raise ValueError(f"could not fit the samples to the effort limits (peak ratio {peak:.9g})")

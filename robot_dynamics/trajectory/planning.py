@@ -1,0 +1,129 @@
+"""Planned joint trajectories as a controller receives them: the core of ``trajectory_generator``'s ``~/plan``.
+
+:func:`plan_samples` plans through waypoints (minimum time under the velocity and acceleration limits, 001 §8.3),
+stretches the plan uniformly to the effort limits (001 §8.3, :func:`~.time_scaling.fit_samples_to_effort_limits`),
+samples it for a controller (:func:`~.playback.playback_samples`: every period and at every breakpoint, times in
+nanoseconds) and *verifies* the result with the controller's own acceptance test,
+:func:`~.sampled.check_path_limits` with its default tolerances (:data:`~.sampled.PATH_POSITION_TOLERANCE`,
+:data:`~.sampled.PATH_RATE_TOLERANCE`) on the :class:`~.sampled.SampledTrajectory` the controller builds from the
+points: one policy for both.
+
+By construction the interpolation of the samples follows the plan (exactly between breakpoints; within the
+neighbouring samples' velocities and on the plan's side of a stop around an acceleration switch), so the check
+passes with the plan at the limits themselves: no margin is taken off the limits and the plan is not slower than
+the exact one (the interpolated velocity peaks measured at 1 + 8e-10 of the limit from the nanosecond rounding of
+the switch times, against the 1e-6 tolerance).  Should the check still fail on a velocity (it has not been seen:
+the fallback guards a bug, not a known case), the plan is stretched uniformly by the measured peak ratio (exact
+polynomial peaks, :func:`~.sampled.peak_rates`) and sampled again, and ``velocity_stretch`` reports it; a position
+outside the limits is an error (a plan stays between its waypoints).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from .base import TimeScaledTrajectory, Trajectory
+from .joint_space import through_waypoints
+from .sampled import PATH_RATE_TOLERANCE, SampledTrajectory, check_path_limits, peak_rates
+from .time_scaling import FittedSamples, fit_samples_to_effort_limits
+
+
+def plan_joint_trajectory(waypoints: np.ndarray, v_max: np.ndarray, a_max: np.ndarray, profile: str,
+                          duration: float) -> Trajectory:
+    """Minimum-time synchronized trajectory through ``waypoints`` (m, n), stopping at each (001 §8.3), optionally
+    stretched to ``duration`` (velocity and acceleration limits only; the effort limits come after)."""
+    traj = through_waypoints(waypoints, v_max, a_max, profile=profile)
+    if duration > 0:
+        if traj.duration <= 0:
+            return traj
+        if duration < traj.duration * (1 - 1e-12):
+            raise ValueError(f"duration {duration} s is shorter than the minimum {traj.duration:.6g} s for these limits")
+        traj = TimeScaledTrajectory(traj, duration / traj.duration)
+    return traj
+
+
+@dataclass
+class PlannedSamples:
+    """A plan as sent to a controller.
+
+    times (N,) as a message carries them; q, qd, qdd, effort (N, n): the points' states and feed-forward efforts;
+    fields: 3 (send positions, velocities, accelerations) or 1 (positions only: the velocity jumps, linear profile
+    through waypoints); base: the minimum-time plan of the velocity and acceleration limits; effort_scale: the
+    smallest stretch of the effort limits; scale: the stretch applied (>= effort_scale; a requested duration);
+    velocity_stretch: the extra stretch of the verification (1.0: none was needed); peak_effort_ratio(_before):
+    max |Gamma| / limit at the points / of the unstretched plan; played: what the controller interpolates.
+    """
+
+    times: np.ndarray
+    q: np.ndarray
+    qd: np.ndarray
+    qdd: np.ndarray
+    effort: np.ndarray
+    fields: int
+    base: Trajectory
+    effort_scale: float
+    scale: float
+    velocity_stretch: float
+    peak_effort_ratio: float
+    peak_effort_ratio_before: float
+    played: SampledTrajectory
+
+    @property
+    def duration(self) -> float:
+        return float(self.times[-1])
+
+
+def _planned(fit: FittedSamples, base: Trajectory, stretch: float) -> PlannedSamples:
+    return PlannedSamples(fit.times, fit.q, fit.qd, fit.qdd, fit.effort, fit.fields, base, fit.min_scale, fit.scale,
+                          stretch, fit.peak_ratio, fit.peak_ratio_before, fit.played())
+
+
+def plan_samples(waypoints: Any, v_max: Any, a_max: Any, profile: str, period: float, dynamics: Any, *,
+                 lower: Any = None, upper: Any = None, effort_limits: Any = None, duration: float = 0.0,
+                 names: list[str] | None = None, max_samples: int | None = None) -> PlannedSamples:
+    """The samples ``~/plan`` returns (see the module docstring): plan, stretch to the effort limits, sample every
+    ``period`` and at the breakpoints, verify with the controller's :func:`check_path_limits`.
+
+    ``waypoints`` (m, n), the first one the start (it may be outside the position limits: an arm brought back; the
+    path then only moves inward from it); ``v_max``, ``a_max`` the planning limits (the velocity check uses
+    ``v_max``, never above the robot's); ``lower``/``upper``/``effort_limits`` default to ``dynamics.limits``;
+    ``duration`` > 0 asks for a longer plan (ValueError when shorter than the minimum); ``max_samples`` bounds the
+    points (ValueError beyond).
+    """
+    W = np.asarray(waypoints, dtype=float)
+    if profile == "linear" and W.ndim == 2 and W.shape[0] > 2:
+        raise ValueError("profile linear through intermediate waypoints jumps the velocity at each of them (an "
+                         "infinite acceleration: no arm follows it, a reversal overshoots its velocity limit); use "
+                         "trapezoid, smooth_trapezoid, bang_bang, cubic or quintic, or plan the segments one by one")
+    limits = getattr(dynamics, "limits", {})
+    lower = np.asarray(limits["lower"] if lower is None else lower, dtype=float)
+    upper = np.asarray(limits["upper"] if upper is None else upper, dtype=float)
+    v_max = np.broadcast_to(np.asarray(v_max, dtype=float), (W.shape[1],))
+    base = plan_joint_trajectory(W, v_max, a_max, profile, 0.0)
+    if duration > 0 and base.duration > 0 and duration < base.duration * (1 - 1e-12):
+        raise ValueError(f"duration {duration} s is shorter than the minimum {base.duration:.6g} s for these limits")
+    if max_samples is not None and max(base.duration, duration) / period > max_samples:
+        raise ValueError(f"{max(base.duration, duration) / period:.0f} samples exceed {max_samples}; use a longer "
+                         f"sample_period")
+    fit = fit_samples_to_effort_limits(base, dynamics, period, effort_limits, duration=duration, names=names,
+                                       max_samples=max_samples)
+    stretch = 1.0
+    for _ in range(4):
+        if max_samples is not None and fit.times.size > max_samples:  # the breakpoints add a few to the period's
+            raise ValueError(f"{fit.times.size} samples exceed {max_samples}; use a longer sample_period")
+        played = fit.played()
+        try:
+            check_path_limits(played, lower, upper, v_max, names=names, start=W[0])
+            return _planned(fit, base, stretch)
+        except ValueError:
+            peak = float(np.max(peak_rates(played)[0] / v_max))
+            if not peak > 1.0 + 0.5 * PATH_RATE_TOLERANCE or base.duration <= 0:
+                raise  # a position: no stretch helps
+        stretch *= peak * (1.0 + 1e-9)
+        fit = fit_samples_to_effort_limits(base, dynamics, period, effort_limits,
+                                           duration=fit.scale * peak * (1.0 + 1e-9) * base.duration, names=names,
+                                           max_samples=max_samples)
+    raise ValueError(f"could not bring the sampled plan within the velocity limits (x{stretch:.9g})")
