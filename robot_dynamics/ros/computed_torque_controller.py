@@ -221,7 +221,7 @@ PARAMETERS = Schema(
           "the range, at most this far out", lo=0.0, hi=0.5, live=True, unit="rad, m"),
     Param("state_velocity_margin", VELOCITY_MARGIN, "a joint state moving faster than (1 + this) x the velocity limit "
           "is refused, and so is a state farther from the last trusted one than that speed allows (two sources "
-          "disagreeing: no state is trusted until they agree)", lo=0.0, hi=10.0, live=True),
+          "disagreeing: no state is trusted until they agree)", lo=0.0, hi=100.0, live=True),
     Param("state_jump_margin", JUMP_MARGIN, "position change allowed between two joint states on top of the velocity "
           "bound (noise, quantization, stamp jitter)", lo=0.0, hi=0.5, live=True, unit="rad, m"),
     Param("coulomb_velocity_band", -1.0, "velocity band of the Coulomb compensation Fc sat(v/band) (001 eq. 7.26); "

@@ -41,9 +41,11 @@ if TYPE_CHECKING:
 POSITION_MARGIN = 0.05
 """rad or m: a measured position farther than this outside its limits is impossible (refused); a path may
 leave the limits, toward the range, at most this far (an arm being brought back)."""
-VELOCITY_MARGIN = 1.0
-"""A measured |q̇| above (1 + this) x the velocity limit is impossible (refused); between two states a joint
-moves at most that fast (plus :data:`JUMP_MARGIN`)."""
+VELOCITY_MARGIN = 9.0
+"""A measured |q̇| above (1 + this) = 10 x the velocity limit is impossible (refused); between two states a joint
+moves at most that fast (plus :data:`JUMP_MARGIN`).  Generous on purpose: a real arm (or a simulated one without a
+speed limit) does overshoot its URDF velocity limit in a transient (2.1 x seen on the planar arm at the start of
+an excitation, 2.8 x on a mock RX-90 under load), and refusing its true states then leaves it without feedback."""
 JUMP_MARGIN = 0.02
 """rad or m: position change allowed between two states on top of the velocity bound (sensor noise,
 quantization, stamps that are not the sampling instants)."""
