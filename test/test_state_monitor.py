@@ -74,6 +74,34 @@ def test_impossible_states_are_refused_and_do_not_move_the_anchor():
     assert not mon.in_conflict
 
 
+def test_beyond_the_margin_only_when_reached_continuously_from_a_trusted_state():
+    """An arm that really overshoots its limits (a starved drive, a hard stop beyond the soft limit) stays under
+    control: its states are trusted while they follow the trusted stream; a state beyond the margin out of nowhere
+    (first, after a conflict, a jump, out of order) is impossible and refused without touching the stream."""
+    e = env()
+    m = e.position_margin
+    edge = UPPER[0] + m
+    mon = monitor()
+    refused("position_limits", mon, [up(edge), 0.0], 1.0, 1.0)  # no trusted state yet: just beyond, refused
+    assert mon.anchor is None and mon.previous is None
+    mon.judge(np.array([edge, 0.0]), ZERO, 1.0, 1.0)  # exactly at the margin: trusted
+    step = float(e.max_jump(DT)[0])
+    far = edge + step * (1 - 1e-9)  # (just less than) as far as the joint can move in DT: continuous, trusted
+    assert mon.judge(np.array([far, 0.0]), ZERO, 1.0 + DT, 1.0 + DT) == 1.0 + DT
+    # beyond the margin and older than the trusted state: refused as impossible, the anchor stays
+    refused("position_limits", mon, [far, 0.0], 1.0, 1.0 + 2 * DT)
+    # beyond the margin and farther than possible from the trusted state: impossible, no conflict entered
+    msg = refused("position_limits", mon, [far + step * (1 + 1e-9), 0.0], 1.0 + 2 * DT, 1.0 + 2 * DT)
+    assert "joint_states says j1" in msg and "margin" in msg
+    assert not mon.in_conflict and mon.anchor.q[0] == far
+    # and back toward the range, trusted
+    mon.judge(np.array([edge, 0.0]), ZERO, 1.0 + 3 * DT, 1.0 + 3 * DT)
+    # after a conflict there is no trusted state: beyond the margin is refused again
+    mon.judge(np.array([edge, 0.0]), ZERO, 1.0 + 4 * DT, 1.0 + 4 * DT)
+    refused("position_jump", mon, [0.0, 0.0], 1.0 + 5 * DT, 1.0 + 5 * DT)
+    refused("position_limits", mon, [up(edge), 0.0], 1.0 + 6 * DT, 1.0 + 6 * DT)
+
+
 def test_jump_boundary():
     e = env()
     mon = monitor()
@@ -178,8 +206,9 @@ def test_reset_trusts_the_next_state_at_once():
 @given(st.lists(st.tuples(st.floats(-1e6, 1e6), st.floats(0.0, 0.01), st.floats(-0.05, 0.05)),
                 min_size=2, max_size=60))
 def test_property_trusted_states_are_possible_and_move_no_faster_than_possible(events):
-    """Whatever the stream (values, arrival gaps, stamp offsets): every trusted state is within the limits and
-    margins, and two consecutive trusted states are no farther apart than the joints can move between them."""
+    """Whatever the stream (values, arrival gaps, stamp offsets): a trusted state beyond the limits and margins
+    was reached continuously from the one trusted before it (the first one, and the first after a conflict, are
+    within them), and two consecutive trusted states are no farther apart than the joints can move between them."""
     e = env()
     mon = StateMonitor(e, TIMEOUT)
     t = 1.0
@@ -192,10 +221,14 @@ def test_property_trusted_states_are_possible_and_move_no_faster_than_possible(e
         except Refused:
             continue
         trusted.append((q, stamp, t, mon.conflicts))
-    for q, _, _, _ in trusted:
-        assert LOWER[0] - e.position_margin <= q[0] <= UPPER[0] + e.position_margin
+    def inside(q: np.ndarray) -> bool:
+        return bool(LOWER[0] - e.position_margin <= q[0] <= UPPER[0] + e.position_margin)
+
+    if trusted:
+        assert inside(trusted[0][0])  # the first trusted state is possible on its own
     for (qa, sa, ta, ca), (qb, sb, tb, cb) in zip(trusted, trusted[1:], strict=False):
-        if ca != cb:  # a conflict in between: the stream was re-established by confirmation
+        if ca != cb:  # a conflict in between: the stream was re-established by confirmation, from a possible state
+            assert inside(qb)
             continue
         assert sb >= sa
         dt = min(abs(sb - sa), max(tb - ta, 0.0) + ARRIVAL_SLACK)

@@ -217,7 +217,8 @@ PARAMETERS = Schema(
           "a value may lower a limit, never raise it above the robot description's (refused)",
           kind="double_array", lo=0.0, open_lo=True, live=True, unit="N m, N"),
     Param("state_position_margin", POSITION_MARGIN, "a joint state farther than this outside the position limits is "
-          "impossible and refused like a NaN; a trajectory may bring an arm measured outside its limits back toward "
+          "impossible and refused like a NaN, unless reached continuously from the last trusted state (an arm that "
+          "really overshoots stays under control and is brought back); a trajectory may bring an arm measured outside its limits back toward "
           "the range, at most this far out", lo=0.0, hi=0.5, live=True, unit="rad, m"),
     Param("state_velocity_margin", VELOCITY_MARGIN, "a joint state moving faster than (1 + this) x the velocity limit "
           "is refused, and so is a state farther from the last trusted one than that speed allows (two sources "

@@ -158,6 +158,11 @@ class SafetyEnvelope:
         """``Refused`` for a measured state no arm of this description can be in: a position farther than
         ``position_margin`` outside its limits (``position_limits``) or a velocity above
         (1 + ``velocity_margin``) x its limit (``velocity_limits``)."""
+        self.check_velocity(qd)
+        self.check_position(q)
+
+    def check_position(self, q: np.ndarray) -> None:
+        """``Refused`` (``position_limits``) for a position farther than ``position_margin`` outside its limits."""
         m = self.position_margin
         lo, hi = self.lower - m, self.upper + m
         out = (q < lo) | (q > hi)
@@ -167,6 +172,9 @@ class SafetyEnvelope:
             raise Refused("position_limits", f"joint_states says {self.names[j]} is at {q[j]:.6g}, {side:.3g} outside "
                                              f"its limits [{self.lower[j]:.6g}, {self.upper[j]:.6g}] (more than the "
                                              f"margin {m:g}): impossible, refused")
+
+    def check_velocity(self, qd: np.ndarray) -> None:
+        """``Refused`` (``velocity_limits``) for a velocity above (1 + ``velocity_margin``) x its limit."""
         vmax = self.velocity * (1 + self.velocity_margin)
         fast = np.abs(qd) > vmax
         if np.any(fast):

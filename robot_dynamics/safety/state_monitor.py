@@ -5,7 +5,11 @@ its stamp and the time it arrived, and accepts it or raises :class:`~robot_dynam
 with a cause:
 
 * ``stale_stamp`` / ``future_stamp``: stamped more than ``timeout`` before / after the clock;
-* ``position_limits`` / ``velocity_limits``: impossible for the robot (:meth:`SafetyEnvelope.check_state`);
+* ``velocity_limits``: impossible for the robot (:meth:`SafetyEnvelope.check_velocity`);
+* ``position_limits``: farther outside the limits than the margin (:meth:`SafetyEnvelope.check_position`),
+  unless the stream reached it continuously from its last trusted state (no jump, in order): an arm that
+  really overshoots its limits (a starved drive, a hard stop beyond the soft limit) stays under control and is
+  brought back, while a state out of nowhere (the first one, after a conflict, or a jump) is impossible;
 * ``out_of_order``: older than the last accepted state (but consistent with it);
 * ``position_jump``: farther from the last accepted state than the joints can move in the time between them
   (:meth:`SafetyEnvelope.max_jump`; the time is the stamp difference, but at most the arrival difference plus
@@ -100,7 +104,13 @@ class StateMonitor:
         if age < -self.timeout:
             raise Refused("future_stamp", f"joint_states stamped {-age:.3f} s in the future")
         env = self.envelope
-        env.check_state(q, qd)
+        env.check_velocity(qd)
+        try:
+            env.check_position(q)
+        except Refused:
+            a = self.anchor
+            if a is None or stamp < a.stamp or self._jump(a, q, stamp, now) is not None:
+                raise  # not reached continuously from a trusted state: impossible (the stream is untouched)
         names = env.names
         prev = self.previous
         consistent = prev is None or self._jump(prev, q, stamp, now) is None
