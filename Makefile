@@ -23,7 +23,7 @@ CONTROL_MSGS_FILES := $(wildcard $(CONTROL_MSGS)/msg/*.msg $(CONTROL_MSGS)/actio
 	$(CONTROL_MSGS)/CMakeLists.txt $(CONTROL_MSGS)/package.xml
 PYTEST_ARGS ?=
 
-.PHONY: env test demo lint bench clean-env
+.PHONY: env test test-fast demo lint bench clean-env
 
 env: $(STAMPS)/package
 
@@ -66,6 +66,10 @@ $(STAMPS)/package: setup.py setup.cfg package.xml $(STAMPS)/interfaces $(STAMPS)
 
 test: env
 	$(RUN_ENV) $(VPY) -m pytest $(PYTEST_ARGS)
+
+# the core tier: no ROS 2 node processes, no DDS (the tests not marked `ros`)
+test-fast: env
+	$(RUN_ENV) $(VPY) -m pytest -m "not ros" $(PYTEST_ARGS)
 
 demo: env
 	$(RUN_ENV) $(VENV)/bin/robot-dynamics demo --output out/demo

@@ -354,15 +354,13 @@ def test_payload_the_model_lacks_aborts_and_holds(ros, tmp_path):
             # Coulomb friction, ~1e-3 rad over seconds): a band instead of a rest
             spin(node, 2.0)
             q0 = arm.q.copy()
-            t0 = time.monotonic()
             status, result = arm.result(arm.send(quintic(q0, A, 2.0), path_tolerance=_tolerances(0.005)))
-            elapsed = time.monotonic() - t0
             assert (status, result.error_code) == (GoalStatus.STATUS_ABORTED, Result.PATH_TOLERANCE_VIOLATED), \
                 result.error_string
-            assert elapsed < 2.0, elapsed  # before the end of the trajectory
+            assert result.error_string.startswith("path tolerance violated: "), result.error_string
             spin(node, 0.3)  # the stop
             assert arm.motion(1.5) < 5e-3  # holding (the trajectory would move it ~0.5 rad/s)
-            assert np.abs(arm.q - A).max() > 0.1  # it did not go on to the goal
+            assert np.abs(arm.q - A).max() > 0.1  # aborted part-way: it did not go on to the goal
             # JTC's per-joint gains act on the arm: the payload's sag on joint2 (what the model lacks, held by the
             # law's feedback alone) shrinks about as 1/Kp when gains.joint2.p goes from omega^2 to 4 omega^2
             j = 1
@@ -419,7 +417,9 @@ def test_goal_tolerance_violation_aborts_and_holds_the_last_point(arm):
     assert (status, result.error_code) == (GoalStatus.STATUS_ABORTED, Result.GOAL_TOLERANCE_VIOLATED), \
         result.error_string
     assert "goal_time_tolerance 0.3" in result.error_string
-    assert 1.3 <= elapsed < 3.0, elapsed
+    # not before the last point + goal_time_tolerance (the control clock never runs ahead of the wall clock); how
+    # late after it on a loaded host is not this test's business
+    assert elapsed >= 1.3, elapsed
     # the arm holds the trajectory's last point (JTC)
     arm.settle()
     np.testing.assert_allclose(arm.q, B, atol=2e-3)

