@@ -9,7 +9,8 @@ Commands (names and flags are a contract):
   codegen URDF --lang python|c [--simplified] [--base-parameters|--standard-parameters] [-o FILE] [--json]
   base-params URDF [--base LINK] [--tip LINK] [--json]
   inertia-report ROBOT [--samples N] [--seed S] [--plot PNG] [--json] [--base LINK] [--tip LINK]
-  identify URDF DATA [--method ols|wls] [--topic T] [-o YAML] [--model-output YAML] [--urdf-output URDF] [--json]
+  identify URDF DATA [--base LINK] [--tip LINK] [--lock JOINT=VALUE...] [--parameters FILE] [--method ols|wls]
+           [--topic T] [-o YAML] [--model-output YAML] [--urdf-output URDF] [--json]
   identify-record --robot NAME --output DIR [--duration S] [--model-error E] [--json]
 
 The long commands (identify, identify-record) print a progress line on stdout at every step (reading,
@@ -261,9 +262,29 @@ def _lock_arg(text: str) -> tuple[str, float]:
     return name.strip(), v
 
 
-def _cmd_dh(args: argparse.Namespace) -> int:
+def _add_chain_options(parser: argparse.ArgumentParser) -> None:
+    """``--base``, ``--tip``, ``--lock`` (``dh``, ``identify``): which chain of the robot is modelled."""
+    parser.add_argument("--base", default=None, help="base link (default: the URDF root)")
+    parser.add_argument("--tip", default=None, help="tip link: model the chain base -> tip, lock every other moving "
+                        "joint (default: the whole tree)")
+    parser.add_argument("--lock", action="append", type=_lock_arg, default=[], metavar="JOINT=VALUE",
+                        help="lock a moving joint at VALUE (rad or m; repeatable); with --tip, unlisted off-chain "
+                             "joints lock at 0")
+
+
+def _chain_model(args: argparse.Namespace, **kw: Any) -> Any:
+    """The model of ``args.urdf`` with the chain options of :func:`_add_chain_options` (``dh``, ``identify``)."""
     locked = dict(args.lock) if args.lock else None
-    model = _load_model(args.urdf, base_link=args.base, tip_link=args.tip, locked_positions=locked)
+    try:
+        return _load_model(args.urdf, base_link=args.base, tip_link=args.tip, locked_positions=locked, **kw)
+    except ValueError as exc:  # the loader names its argument: say the option
+        if str(exc).startswith("locked_positions"):
+            raise CliError("--lock" + str(exc)[len("locked_positions"):].replace("[", " [", 1)) from None
+        raise
+
+
+def _cmd_dh(args: argparse.Namespace) -> int:
+    model = _chain_model(args)
     if args.format == "yaml":
         print(model.to_yaml(), end="")
     elif args.format == "json":
@@ -279,25 +300,42 @@ def _cmd_dh(args: argparse.Namespace) -> int:
     return 0
 
 
-def _check_params_file(path: str) -> None:
-    """A ROS parameter file: an existing YAML file holding a mapping."""
+def _check_params_file(path: str, option: str = "--params") -> Any:
+    """A ROS parameter file: an existing YAML file holding a mapping (returned)."""
     import yaml
 
     p = Path(path).expanduser()
     if not p.exists():
-        raise CliError(f"--params {path!r}: no such file")
+        raise CliError(f"{option} {path!r}: no such file")
     if not p.is_file():
-        raise CliError(f"--params {path!r} is not a regular file")
+        raise CliError(f"{option} {path!r} is not a regular file")
     if p.stat().st_size > MAX_PARAMS_BYTES:
-        raise CliError(f"--params {path!r} has {p.stat().st_size} bytes; the maximum is {MAX_PARAMS_BYTES}")
+        raise CliError(f"{option} {path!r} has {p.stat().st_size} bytes; the maximum is {MAX_PARAMS_BYTES}")
     try:
         data = yaml.safe_load(p.read_bytes().decode("utf-8"))
     except UnicodeDecodeError:
-        raise CliError(f"--params {path!r} is not a UTF-8 text file") from None
+        raise CliError(f"{option} {path!r} is not a UTF-8 text file") from None
     except yaml.YAMLError as exc:
-        raise CliError(f"--params {path!r} is not valid YAML ({_one_line(exc, 300)})") from None
+        raise CliError(f"{option} {path!r} is not valid YAML ({_one_line(exc, 300)})") from None
     if not isinstance(data, dict):
-        raise CliError(f"--params {path!r} must hold a YAML mapping (node name: ros__parameters: ...)")
+        raise CliError(f"{option} {path!r} must hold a YAML mapping (node name: ros__parameters: ...)")
+    return data
+
+
+_ROBOT_PARAMETERS = ("rotor_inertia", "acceleration_limits", "transmissions")  # what load_model(parameters=) reads
+
+
+def _check_robot_parameters(path: str | None) -> None:
+    """``--parameters FILE``: a ROS parameter file whose ``/**: ros__parameters:`` section holds robot parameters."""
+    if not path:
+        return
+    data = _check_params_file(path, "--parameters")
+    section = data.get("/**")
+    params = section.get("ros__parameters") if isinstance(section, dict) else None
+    keys = [k for k in (params or {}) if str(k).split(".")[0] in _ROBOT_PARAMETERS] if isinstance(params, dict) else []
+    if not keys:
+        raise CliError(f"--parameters {path!r} has no robot parameters: expected '/**: ros__parameters:' with "
+                       f"{', '.join(_ROBOT_PARAMETERS)}")
 
 
 def _cmd_bringup(args: argparse.Namespace) -> int:
@@ -403,14 +441,16 @@ def _cmd_identify(args: argparse.Namespace) -> int:
     from .identification.io import identify_cli
 
     _check_urdf(args.urdf)
+    _check_robot_parameters(args.parameters)
     for path, option in ((args.output, "-o/--output"), (args.model_output, "--model-output"),
                          (args.urdf_output, "--urdf-output")):
         _check_output_file(path, option)
     outputs = [Path(x).expanduser().resolve() for x in (args.output, args.model_output, args.urdf_output) if x]
     if len(set(outputs)) != len(outputs):
         raise CliError("-o, --model-output and --urdf-output must be different files")
+    model = _chain_model(args, parameters=args.parameters)  # the same loading as dh (+ the parameter file)
     with _progress(args):
-        return identify_cli(args)
+        return identify_cli(args, model)
 
 
 def _cmd_identify_record(args: argparse.Namespace) -> int:  # issue 10, robot_dynamics/ros/recorder.py
@@ -462,11 +502,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     dh = sub.add_parser("dh", help="convert a URDF chain to Khalil's modified DH")
     dh.add_argument("urdf", help="URDF path or bundled robot name (rx90, stanford, scara, planar2r)")
-    dh.add_argument("--base", default=None, help="base link (default: the URDF root)")
-    dh.add_argument("--tip", default=None,
-                    help="tip link: model the chain base -> tip, lock every other moving joint (default: the whole tree)")
-    dh.add_argument("--lock", action="append", type=_lock_arg, default=[], metavar="JOINT=VALUE",
-                    help="lock a moving joint at VALUE (rad or m; repeatable); with --tip, unlisted off-chain joints lock at 0")
+    _add_chain_options(dh)
     dh.add_argument("--format", choices=("table", "yaml", "json"), default="table")
     _add_description_options(dh)
     dh.set_defaults(func=_cmd_dh)
@@ -533,7 +569,12 @@ def build_parser() -> argparse.ArgumentParser:
 
     idf = sub.add_parser("identify", help="identify the base dynamic parameters from recorded data (NPZ, CSV, ROS 2 bag)")
     idf.add_argument("urdf", help="URDF path or bundled robot name (the nominal model)")
-    idf.add_argument("data", help="NPZ / CSV file or ROS 2 bag (directory, .db3, .mcap) with /joint_states")
+    idf.add_argument("data", help="NPZ / CSV file or ROS 2 bag (directory, .db3, .mcap) with /joint_states: positions "
+                     "rad or m, efforts N m or N joint side (or <joint>_motor columns: motor side, with a transmission)")
+    _add_chain_options(idf)
+    idf.add_argument("--parameters", default=None, metavar="FILE",
+                     help="ROS parameter file of the robot ('/**: ros__parameters:' rotor_inertia, acceleration_limits, "
+                          "transmissions), instead of config/<robot>.yaml")
     idf.add_argument("--method", choices=("ols", "wls"), default="wls")
     idf.add_argument("--cutoff", type=_number(lo=0.0), default=20.0, help="position filter cutoff in Hz (0: none)")
     idf.add_argument("--band", type=_number(lo=0.0), default=10.0, help="parallel filter band in Hz (0: none)")

@@ -2,7 +2,9 @@
 
 Oracle, independent of base_parameters.py: W from ``model.regressor`` at >= 30 random states
 (its own random generator), columns in units of the robot's length L (J, Ia, Fc, Fv × L², MS × L),
-rank = number of singular values above max(N, p)·eps·σ_max.  Also: the base model reproduces τ,
+rank = number of singular values above IDENTIFIABLE·σ_max (1e-9: issue 30, what no torque measurement can
+separate — a right angle written 1.57079632679 leaves Ia_j and ZZR_j ~1e-12 apart).  Also: the base model
+reproduces τ,
 and Ia/Fc/Fv never enter a relation through a fitted (float) coefficient.
 """
 
@@ -19,6 +21,7 @@ from robot_dynamics.dynamics.base_parameters import base_parameters
 from robot_dynamics.model.robot_model import RobotModel
 
 STATES = 40
+IDENTIFIABLE = 1e-9  # relative to σ_max (issue 30's acceptance), written here, not imported from the method
 
 
 def sample_states(model: RobotModel, seed: int, count: int = STATES) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -36,7 +39,7 @@ def oracle_singular_values(model: RobotModel, seed: int = 1234) -> tuple[np.ndar
     ell = float(np.abs(model.d).sum() + np.abs(model.r).sum()) or 1.0
     w = w * np.tile([ell**2] * 6 + [ell] * 3 + [1.0] + [ell**2] * 3, model.dof)
     sv = np.linalg.svd(w, compute_uv=False)
-    return sv, max(w.shape) * np.finfo(float).eps * sv[0]
+    return sv, IDENTIFIABLE * sv[0]
 
 
 def oracle_rank(model: RobotModel) -> int:
@@ -99,9 +102,11 @@ def test_converter_snaps_only_round_off() -> None:
 @pytest.mark.parametrize("rel", ["icub_description/robots/icub.urdf", "centauro_description/urdf/centauro.urdf"])
 def test_rank_does_not_depend_on_the_number_of_samples(rel: str) -> None:
     """Whole trees whose angles are ~1e-11 from kπ/2 (iCub, Centauro): their rotor-inertia columns
-    differ from ZZR_j by ~1e-11, a few times the threshold.  With numpy's ``max(N, p)·eps`` the
+    differ from ZZR_j by ~1e-11, a few times the round-off threshold.  With numpy's ``max(N, p)·eps`` the
     threshold grows with the N stacked rows while σ_i/σ_max converge, so the rank fell from 304 to
-    302 (iCub) and 351 to 349 (Centauro) between 32 and 96 samples; ``p·eps`` gives one rank, the count."""
+    302 (iCub) and 351 to 349 (Centauro) between 32 and 96 samples; ``p·eps`` gives one round-off rank
+    whatever the samples, and the count is the identifiable rank (1e-9 σ_max: those directions grouped),
+    also the same for every number of samples."""
     from robot_dynamics.dynamics.base_parameters import (
         column_weights,
         gravity_reference,
@@ -114,7 +119,13 @@ def test_rank_does_not_depend_on_the_number_of_samples(rel: str) -> None:
     ranks = {numerical_rank(stacked_regressor(model, samples=s, seed=seed), weights=column_weights(model),
                             reference=gravity_reference(model, s * model.dof))
              for s in (32, 48, 96) for seed in (7, 8)}
-    assert ranks == {count}, (ranks, count)
+    assert len(ranks) == 1 and ranks.pop() > count, (ranks, count)  # one round-off rank, above the count
+    ident = set()
+    for s in (32, 48, 96):
+        for seed in (7, 8):
+            sv = np.linalg.svd(stacked_regressor(model, samples=s, seed=seed) * column_weights(model), compute_uv=False)
+            ident.add(int(np.sum(sv > IDENTIFIABLE * sv[0])))
+    assert ident == {count}, (ident, count)
     old_rule = {numerical_rank(w, tol=max(w.shape) * np.finfo(float).eps, weights=column_weights(model))
                 for w in (stacked_regressor(model, samples=s, seed=7) for s in (32, 96))}
     assert len(old_rule) == 2  # the premise: max(N, p)·eps gives two ranks on the same robot

@@ -76,6 +76,15 @@ Tolerance policy
   unless step (c) grouped, in which case the base model reproduces the regressor to the rank
   threshold, which is what "numerically dependent" means.
 
+Identifiability rank (issue 30): after step (c), the closed-form base regressor (length-scaled
+columns) is given the rank ``σ > 1e-9 σ_max`` (:func:`~.base_rank.identifiable_rank`; why 1e-9:
+:data:`~.base_rank.IDENTIFIABLE_RTOL`).  A right angle written ``1.57079632679`` leaves Ia_j and ZZR_j
+separate in the closed form, with columns ~1e-12 apart: they are grouped by the same rules as step (c)
+(``IaR_j = Ia_j + ZZR_j``, integer coefficient on Ia, friction never), ``rank_grouped`` lists the
+relations changed, ``method`` ends with "identifiability rank" and notes say so.  With exact geometry
+the closed form is full rank at this tolerance and nothing changes.  The rank helpers live in
+:mod:`.base_rank` (re-exported here).
+
 Numerical method (Gautier): QR with column pivoting of the stacked regressor of random
 states gives the independent columns and ``β = R1⁻¹R2``, the rank by the rule above
 (:func:`numerical_base_parameters`).
@@ -88,22 +97,40 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-import scipy.linalg
 import sympy as sp
 from sympy.polys.domains import QQ
 from sympy.polys.rings import ring
 
 from ..model.inertia import INERTIAL_NAMES
 from ..model.mdh import PRISMATIC, ROUND_OFF_TOL
+from .base_rank import (
+    IDENTIFIABLE_RTOL,
+    NumericalBaseParameters,
+    _check_model,
+    _check_options,
+    _numerical_grouping,
+    _rank_and_threshold,
+    _robot_size,
+    column_weights,
+    gravity_reference,
+    identifiable_rank,
+    numerical_base_parameters,
+    numerical_rank,
+    rank_tolerance,
+    stacked_regressor,
+)
 from .inverse_dynamics import _gravity_r0
 
 __all__ = [
     "BaseParameters",
     "NumericalBaseParameters",
     "base_parameters",
+    "column_weights",
     "gravity_reference",
+    "identifiable_rank",
     "numerical_base_parameters",
     "numerical_rank",
+    "rank_tolerance",
     "stacked_regressor",
     "base_params_cli",
 ]
@@ -111,7 +138,6 @@ __all__ = [
 PARAM_KINDS = INERTIAL_NAMES + ("Ia", "Fc", "Fv")
 XX, XY, XZ, YY, YZ, ZZ, MX, MY, MZ, M, IA, FC, FV = range(13)
 _J_IDX = {(0, 0): XX, (0, 1): XY, (0, 2): XZ, (1, 1): YY, (1, 2): YZ, (2, 2): ZZ}
-_EPS = float(np.finfo(float).eps)
 _RESIDUAL_TOL = 1e-11  # closed-form relations must reproduce W to round-off (relative to max |W|)
 
 Form = dict[int, Any]  # standard column index -> coefficient (float or sympy)
@@ -141,6 +167,7 @@ class BaseParameters:
     numerical: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     geometry: dict[sp.Symbol, float] = field(default_factory=dict, repr=False)
+    rank_grouped: list[str] = field(default_factory=list)  # relations changed by the identifiability rank
 
     def __len__(self) -> int:
         return len(self.names)
@@ -175,6 +202,7 @@ class BaseParameters:
     def table(self) -> str:
         """Plain-text table: name, relation, value."""
         rel = [str(r) + ("   [numerical, step (c)]" if nm in self.numerical else "")
+               + ("   [identifiability rank]" if nm in self.rank_grouped else "")
                for nm, r in zip(self.names, self.relations, strict=True)]
         w = max([4] + [len(n) for n in self.names])
         lines = [f"{'name':<{w}}  {'value':>14}  relation", "-" * (w + 28)]
@@ -188,146 +216,13 @@ class BaseParameters:
             "count": self.count,
             "inertial_count": self.inertial_count,
             "parameters": [
-                {"name": nm, "relation": str(r), "value": float(v), "numerical": nm in self.numerical}
+                {"name": nm, "relation": str(r), "value": float(v), "numerical": nm in self.numerical,
+                 "rank_grouped": nm in self.rank_grouped}
                 for nm, r, v in zip(self.names, self.relations, self.values, strict=True)
             ],
             "eliminated": list(self.eliminated),
             "notes": list(self.notes),
         }
-
-
-@dataclass
-class NumericalBaseParameters:
-    """Gautier's numerical base parameters: QR with column pivoting of a stacked regressor.
-
-    ``columns``: independent standard columns (pivot order), ``matrix`` (rank, 13n):
-    ``values = matrix @ standard values`` with ``matrix[:, columns] = I`` and
-    ``matrix[:, dependent] = β = R1⁻¹ R2``.
-    """
-
-    rank: int
-    names: list[str]
-    columns: np.ndarray
-    matrix: np.ndarray
-    values: np.ndarray
-    r_diagonal: np.ndarray  # |R_kk| of the pivoted QR (scaled columns), decreasing
-    model: Any = field(repr=False)
-
-    def regressor(self, q: Any, qd: Any, qdd: Any, gravity: Any = None) -> np.ndarray:
-        from .inverse_dynamics import regressor
-
-        return regressor(self.model, q, qd, qdd, gravity=gravity)[..., self.columns]
-
-
-# ----------------------------------------------------------------- sampling
-def stacked_regressor(model: Any, samples: int | None = None, seed: int = 0) -> np.ndarray:
-    """Observation matrix W (N·n, 13n) of random states (q uniform in [-π, π], q̇, q̈ in [-2, 2]).
-
-    Prismatic joints use [-1, 1] m.  Joint limits are ignored: identifiability is a property
-    of the model over all configurations.
-    """
-    n = model.dof
-    samples = 32 if samples is None else int(samples)  # 32 n rows for at most 13 n columns
-    if samples < 1:
-        raise ValueError("samples must be >= 1")
-    rng = np.random.default_rng(seed)
-    span = np.where(model.sigma == PRISMATIC, 1.0, math.pi)
-    q = rng.uniform(-1.0, 1.0, (samples, n)) * span
-    qd = rng.uniform(-2.0, 2.0, (samples, n))
-    qdd = rng.uniform(-2.0, 2.0, (samples, n))
-    return model.regressor(q, qd, qdd).reshape(samples * n, 13 * n)
-
-
-def rank_tolerance(shape: tuple[int, ...], tol: float | None = None) -> float:
-    """Relative rank tolerance ``ε_r`` of an N×p regressor: ``p · eps`` unless ``tol`` is given.
-
-    Not ``max(N, p) · eps`` (numpy's ``matrix_rank``): σ_i/σ_max of a stacked random regressor
-    converge as the samples N grow, so a threshold growing with N would make the rank depend on the
-    number of samples (iCub: 304 with 32 samples, 303 with 40)."""
-    return float(tol) if tol is not None else shape[-1] * _EPS
-
-
-def _robot_size(model: Any) -> float:
-    """``Σ|d_j| + Σ|b_j z_a + r_j z_j|`` (``Σ|d_j| + Σ|r_j|`` for serial rows), the length scale L.
-
-    Not ``|b_j| + |r_j|``: a tree row of nearly parallel axes can have b ≈ −r cα far larger than
-    the link (romeo.urdf: b = r = −75268 m for a 0.1 m finger offset)."""
-    axial = np.abs(model.r)
-    for j in np.flatnonzero(model.b != 0.0):
-        sa, ca = math.sin(model.alpha[j]), math.cos(model.alpha[j])
-        r, b = float(model.r[j]), float(model.b[j])
-        axial[j] = math.hypot(r * sa, b + r * ca)
-    return float(np.sum(np.abs(model.d)) + np.sum(axial))
-
-
-def column_weights(model: Any) -> np.ndarray:
-    """Physical column scaling (13n,): the regressor in units of a characteristic length L.
-
-    L = Σ_j |d_j| + |r_j| (1 m if 0; a tree row counts ``|d_j| + |b_j z_a + r_j z_j|``, see
-    :func:`_robot_size`).  J and Ia columns × L², MS × L, M × 1, Fc and Fv × L², so every column
-    is of the order of a torque of a unit mass at distance L: the rank does not depend on the
-    length unit or the robot's size.  Normalising columns by their norms is not
-    used: a structurally tiny column (xarm7: M2 at 9e-14 of the largest, r2 = 1.1e-6 m) is
-    mostly cancellation round-off, and unit norm would blow that up into false rank.
-    """
-    size = _robot_size(model)
-    ell = size if size > 0 else 1.0
-    per_link = np.array([ell**2] * 6 + [ell] * 3 + [1.0] + [ell**2] * 3)
-    return np.tile(per_link, model.dof)
-
-
-def numerical_rank(
-    w: np.ndarray, tol: float | None = None, weights: np.ndarray | None = None, reference: float = 0.0
-) -> int:
-    """Numerical rank of ``w · diag(weights)``: singular values above ``ε_r · max(σ_max, reference)``
-    (module docstring; ``reference``: :func:`gravity_reference` for a stacked regressor)."""
-    return _rank_and_threshold(w if weights is None else w * weights, rank_tolerance(w.shape, tol), reference)[0]
-
-
-def gravity_reference(model: Any, rows: int) -> float:
-    """``|g| · L · √rows``: the size of a gravity column of ``rows`` stacked torques in units of L.
-
-    Gravity enters the computation of every column with this magnitude even when its effect
-    cancels (all axes ∥ g), so its round-off (e.g. sin(fl(π)) = 1.2e-16 tilting a vertical axis)
-    is relative to it, not to σ_max: a 4 mm robot moving at 2 rad/s has σ_max ≈ 1e-3 |g| L √rows."""
-    size = _robot_size(model)
-    return float(np.linalg.norm(model.gravity)) * (size if size > 0 else 1.0) * math.sqrt(rows)
-
-
-def _rank_and_threshold(ws: np.ndarray, rtol: float, reference: float = 0.0) -> tuple[int, float]:
-    """Number of singular values of ``ws`` above ``rtol · max(σ_max, reference)`` and that threshold."""
-    if not ws.size:
-        return 0, 0.0
-    sv = np.linalg.svd(ws, compute_uv=False)
-    thr = rtol * max(float(sv[0]), reference, 1e-300)
-    return int(np.sum(sv > thr)), thr
-
-
-def numerical_base_parameters(
-    model: Any, samples: int | None = None, seed: int = 0, tol: float | None = None
-) -> NumericalBaseParameters:
-    """Rank and identifiable combinations by QR with column pivoting (Gautier's approach).
-
-    Columns are scaled by :func:`column_weights`; the rank is :func:`numerical_rank` (``tol``:
-    relative tolerance, default ``p · eps``).  ``β = R1⁻¹R2`` expresses the dependent
-    columns: ``W_dep = W_base β``, so the base values are ``x_base + β x_dep``.
-    """
-    _check_model(model)
-    _check_options(samples, tol)
-    w = stacked_regressor(model, samples, seed)
-    dw = column_weights(model)
-    ws = w * dw
-    r_mat, piv = scipy.linalg.qr(ws, mode="r", pivoting=True)
-    diag = np.abs(np.diag(r_mat))
-    rank = numerical_rank(w, tol, dw, gravity_reference(model, w.shape[0]))
-    r1, r2 = r_mat[:rank, :rank], r_mat[:rank, rank:]
-    beta_s = scipy.linalg.solve_triangular(r1, r2)  # in scaled columns
-    cols, dep = piv[:rank], piv[rank:]
-    k = np.zeros((rank, w.shape[1]))
-    k[np.arange(rank), cols] = 1.0
-    k[:, dep] = dw[cols][:, None] * beta_s / dw[dep][None, :]
-    names = [model.standard_parameter_names[c] for c in cols]
-    return NumericalBaseParameters(rank, names, cols, k, k @ model.standard_parameter_values, diag, model)
 
 
 # ----------------------------------------------------------------- geometry
@@ -715,32 +610,23 @@ def _cascade(
     return p, kept
 
 
-def _check_model(model: Any) -> None:
-    if model.dof < 1:
-        raise ValueError("the model has no joint")
-    if not np.all(np.isfinite(model.standard_parameter_values)):
-        raise ValueError("standard parameters contain NaN or inf")
-
-
-def _check_options(samples: Any, tol: Any) -> None:
-    if samples is not None and (isinstance(samples, bool) or not isinstance(samples, (int, np.integer)) or samples < 1):
-        raise ValueError(f"samples must be a positive integer, got {samples!r}")
-    if tol is not None and not (isinstance(tol, (int, float)) and not isinstance(tol, bool) and 0.0 < tol < 1.0):
-        raise ValueError(f"tol must be in (0, 1), got {tol!r}")
-
-
 # ----------------------------------------------------------------- main entry
 def base_parameters(
-    model: Any, samples: int | None = None, seed: int = 0, tol: float | None = None
+    model: Any, samples: int | None = None, seed: int = 0, tol: float | None = None,
+    identifiable_rtol: float | None = IDENTIFIABLE_RTOL,
 ) -> BaseParameters:
     """Base parameters of ``model`` by the closed-form method of 000 with a numerical step (c).
 
     ``samples``/``seed`` set the random states of the step (c) check, ``tol`` its relative
     rank tolerance (default ``p · eps``, module docstring).  Gravity is
-    ``model.gravity`` (its direction matters, theorem 3).
+    ``model.gravity`` (its direction matters, theorem 3).  ``identifiable_rtol``: the
+    identifiability rank decision after step (c) (:func:`~.base_rank.identifiable_rank`, default
+    1e-9 of σ_max, see :data:`~.base_rank.IDENTIFIABLE_RTOL`); ``None`` skips it (count = round-off rank).
     """
     _check_model(model)
     _check_options(samples, tol)
+    if identifiable_rtol is not None and not 0.0 < identifiable_rtol < 1.0:
+        raise ValueError(f"identifiable_rtol must be in (0, 1) or None, got {identifiable_rtol!r}")
     n = model.dof
     g0 = _gravity_r0(model, None)
     kin = _kinematics(model, g0)
@@ -779,42 +665,57 @@ def base_parameters(
     if resid > _RESIDUAL_TOL:
         notes.append(f"closed-form relations do not reproduce the regressor (residual {resid:.2e}); numerical fallback")
         return _numerical_fallback(model, w, rank_tolerance(w.shape, tol), notes)
-    rtol = rank_tolerance(w.shape, tol)
     dw_all = column_weights(model)
-    rank, thr = _rank_and_threshold(w * dw_all, rtol, gravity_reference(model, w.shape[0]))  # numerical_rank
-    kinds = [cols[b] % 13 for b in range(nb)]
-    rotor = [kinds[b] < IA and any(c % 13 == IA for c in support[b]) for b in range(nb)]
-    keep_s, dep_s, weak = _numerical_grouping(w[:, cols_a] * dw_all[cols_a], dw_all[cols_a], thr, rank, kinds, rotor)
-    for b in weak:
-        notes.append(f"step (c): {names[b]} is numerically dependent at the rank tolerance but cannot be grouped "
-                     "without a fitted coefficient on a rotor inertia; kept as a separate parameter")
-    if dep_s:
-        method = "closed-form + numerical step (c)"
+    rank, thr = _rank_and_threshold(w * dw_all, rank_tolerance(w.shape, tol),
+                                    gravity_reference(model, w.shape[0]))  # numerical_rank
+    keep_l = list(range(nb))
+    decided: list[int] = []  # base indices whose relation changed by the identifiability rank
+    for stage in ("step (c)", "identifiability rank")[: 1 if identifiable_rtol is None else 2]:
+        if stage != "step (c)":  # on what step (c) kept: directions below identifiable_rtol · σ_max
+            rank, thr = identifiable_rank(w[:, cols_a[keep_l]] * dw_all[cols_a[keep_l]], thr, identifiable_rtol)
+        kinds = [cols[b] % 13 for b in keep_l]
+        rotor = [kinds[i] < IA and any(c % 13 == IA for c in support[b]) for i, b in enumerate(keep_l)]
+        sub = cols_a[keep_l]
+        keep_i, dep_i, weak_i = _numerical_grouping(w[:, sub] * dw_all[sub], dw_all[sub], thr, rank, kinds, rotor)
+        weak = [keep_l[i] for i in weak_i]
+        dep_s = {keep_l[d]: {keep_l[t]: c for t, c in coef.items()} for d, coef in dep_i.items()}
+        tag = "step (c)" if stage == "step (c)" else f"identifiability rank (σ < {identifiable_rtol:g} σ_max)"
+        for b in weak:
+            notes.append(f"{tag}: {names[b]} is numerically dependent at the rank tolerance but cannot be grouped "
+                         "without a fitted coefficient on a rotor inertia; kept as a separate parameter")
+        if not dep_s:
+            continue
+        method += " + numerical step (c)" if stage == "step (c)" else " + identifiability rank"
         for b_dep, coef in dep_s.items():
-            notes.append(f"step (c): {names[b_dep]} depends on " + ", ".join(names[t] for t in coef)
-                         if coef else f"step (c): {names[b_dep]} has no effect at the rank tolerance")
+            notes.append(f"{tag}: {names[b_dep]} depends on " + ", ".join(names[t] for t in coef)
+                         if coef else f"{tag}: {names[b_dep]} has no effect at the rank tolerance")
             for b, c in coef.items():
                 kmat[b] += c * kmat[b_dep]
                 exact = isinstance(c, int)  # rotor inertia: exact integer coefficient
                 added[b].append((sp.Integer(c) if exact else sp.Float(c, 15), b_dep))
                 support[b] |= support[b_dep]
                 names[b] = f"{PARAM_KINDS[cols[b] % 13]}R{cols[b] // 13 + 1}"
-                if not exact and b not in numerical_idx:
-                    numerical_idx.append(b)
+                if (not exact or b_dep in numerical_idx) and b not in numerical_idx:
+                    numerical_idx.append(b)  # a fitted coefficient, here or in the relation grouped
+                if (stage != "step (c)" or b_dep in decided) and b not in decided:
+                    decided.append(b)
                 if exact:
-                    notes.append(f"step (c): {names[b_dep]} is numerically equal to {c:+d} × the rotor column of "
+                    notes.append(f"{tag}: {names[b_dep]} is numerically equal to {c:+d} × the rotor column of "
                                  f"{names[b]} (the exact relation of the nearby special geometry): grouped with an "
                                  "integer coefficient")
-        numerical = [names[b] for b in numerical_idx]
-        keep_l = [b for b in range(nb) if b not in dep_s]
-        kmat = kmat[keep_l]
-        cols_a = cols_a[keep_l]
-        names = [names[b] for b in keep_l]
-        if numerical:
-            notes.append("the closed-form rules missed a dependency at the rank tolerance: relations marked numerical")
-    else:
-        numerical = []
-        keep_l = list(range(nb))
+        keep_l = [b for b in keep_l if b not in dep_s]
+        if stage != "step (c)":
+            notes.append(f"identifiability rank: the closed form gave {len(keep_l) + len(dep_s)} parameters for "
+                         f"a rank of {rank} at σ > {identifiable_rtol:g} σ_max (length-scaled random states): "
+                         + ", ".join(names[b] for b in dep_s) + " grouped into the others or without effect "
+                         "(changed relations listed in rank_grouped)")
+    numerical = [names[b] for b in numerical_idx if b in keep_l]
+    rank_grouped = [names[b] for b in decided if b in keep_l]
+    if numerical:
+        notes.append("the closed-form rules missed a dependency at the rank tolerance: relations marked numerical")
+    kmat = kmat[keep_l]
+    cols_a = cols_a[keep_l]
+    names = [names[b] for b in keep_l]
     present = set().union(*[support[b] for b in keep_l])
     eliminated = [s for c, s in enumerate(names_std) if c not in present]
     values = kmat @ model.standard_parameter_values
@@ -827,87 +728,13 @@ def base_parameters(
                 base[b] = sp.Add(*[poly.expr(c) * std_syms[c_i] for c_i, c in rel_poly[b]])
             return base[b]
 
-        return [sp.Add(rel(b), *[c * rel(d) for c, d in added[b]]) if added[b] else rel(b) for b in keep_l]
+        def full(b: int) -> sp.Expr:  # a grouped relation may itself have grouped one (two stages)
+            return sp.Add(rel(b), *[c * full(d) for c, d in added[b]]) if added[b] else rel(b)
 
-    return BaseParameters(names, values, relations, eliminated, kmat, cols_a, method, model, numerical, notes, geo.subs)
+        return [full(b) for b in keep_l]
 
-
-def _greedy_pivots(res: np.ndarray, count: int) -> list[int]:
-    """``count`` well-conditioned columns of ``res``: at each step the base-most (lowest index) column
-    whose residual norm is within a factor 2 of the largest one (QR with column pivoting that
-    prefers links near the base among comparable columns, so the farthest parameter is eliminated,
-    000 §6)."""
-    r = res.copy()
-    chosen: list[int] = []
-    for _ in range(count):
-        nr = np.linalg.norm(r, axis=0)
-        nr[chosen] = -1.0
-        mx = float(nr.max())
-        if mx <= 0.0:
-            break
-        c = int(np.flatnonzero(nr >= 0.5 * mx)[0])
-        qv = r[:, c] / nr[c]
-        r -= np.outer(qv, qv @ r)
-        r -= np.outer(qv, qv @ r)  # re-orthogonalisation (classical Gram-Schmidt twice)
-        chosen.append(c)
-    return chosen
-
-
-def _numerical_grouping(
-    wc: np.ndarray, dwc: np.ndarray, thr: float, rank: int, kinds: list[int], rotor: list[bool]
-) -> tuple[list[int], dict[int, dict[int, Any]], list[int]]:
-    """Keep ``rank`` numerically independent columns of ``wc`` (weighted by :func:`column_weights`
-    ``dwc``) and group the others; ``rank`` and ``thr`` come from :func:`_rank_and_threshold` of the
-    full regressor (the rule of :func:`numerical_rank`).
-
-    Always kept: the Ia, Fc, Fv columns (``kinds``) and the inertial columns whose relation contains
-    a rotor inertia (``rotor``: ZZR_j = ZZ_j + Ia_j …); eliminating one would spread Ia through
-    fitted coefficients.  The other inertial columns to keep are chosen by :func:`_greedy_pivots` on
-    their part orthogonal to the always-kept ones.  A dropped column d is grouped as
-    ``W_d = W_inertial β + W_Ia γ``: β fitted on inertial columns (a rotor-carrying column receives
-    an inertial parameter with a fitted coefficient; its Ia keeps its exact one), γ exact integers
-    (0 in general; 1 e.g. when ZZR_j and the Ia_j column differ only below the tolerance, α_j within
-    ~1e-12 of kπ/2: the relation of the nearby special geometry), friction never.  Rounding γ may cost
-    at most the tolerance, ``|r_γ| ≤ 2|r_fit| + thr·|(1, β, γ)|``, and the fit must be within
-    ``100 thr·|(1, β, γ)|`` (else the rank and the choice disagree): otherwise d stays (``weak``).
-    Returns the kept indices, ``{d: {t: coefficient}}`` (unweighted; int for Ia) and the weak ones.
-    """
-    m = wc.shape[1]
-    if rank >= m or m == 0:
-        return list(range(m)), {}, []
-    fixed = [t for t in range(m) if kinds[t] >= IA or rotor[t]]
-    free = [t for t in range(m) if t not in fixed]
-    qf = np.linalg.qr(wc[:, fixed])[0] if fixed else np.zeros((wc.shape[0], 0))
-    res = wc[:, free] - qf @ (qf.T @ wc[:, free])
-    res -= qf @ (qf.T @ res)
-    chosen = sorted(free[c] for c in _greedy_pivots(res, max(rank - len(fixed), 0)))
-    ia = [t for t in fixed if kinds[t] == IA]
-    inert = sorted(chosen + [t for t in fixed if kinds[t] < IA])  # fitted coefficients allowed
-    wk, wi = wc[:, inert], wc[:, ia]
-    wki = np.column_stack([wk, wi])
-    dep: dict[int, dict[int, Any]] = {}
-    weak: list[int] = []
-    for d in free:
-        if d in chosen:
-            continue
-        v = wc[:, d]
-        coef = np.linalg.lstsq(wki, v, rcond=None)[0]
-        r_fit = float(np.linalg.norm(v - wki @ coef))
-        gam_s = np.round(coef[len(inert):] * dwc[ia] / dwc[d])  # unweighted, rounded to integers
-        gam_w = gam_s * dwc[d] / dwc[ia]
-        rhs = v - wi @ gam_w
-        beta = np.linalg.lstsq(wk, rhs, rcond=None)[0] if inert else np.zeros(0)
-        r_int = float(np.linalg.norm(rhs - wk @ beta))
-        scale = thr * math.sqrt(1.0 + float(beta @ beta) + float(gam_w @ gam_w))
-        if r_int > 2.0 * r_fit + scale or r_fit > 100.0 * scale:
-            weak.append(d)
-            continue
-        out: dict[int, Any] = {t: float(b * dwc[t] / dwc[d]) for t, b in zip(inert, beta, strict=True)
-                               if abs(b) * np.linalg.norm(wc[:, t]) > thr}  # drop round-off contributions
-        out.update({t: int(g) for t, g in zip(ia, gam_s, strict=True) if g != 0})
-        dep[d] = out
-    keep = sorted(set(fixed) | set(chosen) | set(weak))
-    return keep, dep, weak
+    return BaseParameters(names, values, relations, eliminated, kmat, cols_a, method, model, numerical, notes,
+                          geo.subs, rank_grouped)
 
 
 def _numerical_fallback(model: Any, w: np.ndarray, rtol: float, notes: list[str]) -> BaseParameters:

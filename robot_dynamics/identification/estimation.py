@@ -104,15 +104,46 @@ class IdentificationResult:
         return "\n".join(lines)
 
 
-def _lstsq(w: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray, float]:
-    """β̂, covariance and σ²_ρ of ``y = w β``; raises when w is rank deficient."""
+def _null_directions(s: np.ndarray, vt: np.ndarray, names: list[str] | None, base: Any = None) -> str:
+    """The parameters of each null direction of the fit (σ ≤ 1e-12 σ_max) and whether any data could
+    separate them: a direction also null for ``base.regressor`` of random states (1e-9 of σ_max) is a
+    property of the model (e.g. a URDF right angle written 1.57079632679 before issue 30), not of the data."""
+    if not names or len(names) != vt.shape[1]:
+        return "the trajectory does not excite every base parameter"
+    null = vt[s <= 1e-12 * s[0]]
+    structural = np.zeros(len(null), bool)
+    if base is not None and hasattr(base, "regressor") and hasattr(base, "model"):
+        try:
+            n = base.model.dof
+            rng = np.random.default_rng(0)
+            states = (rng.uniform(-np.pi, np.pi, (32, n)), rng.uniform(-2, 2, (32, n)), rng.uniform(-2, 2, (32, n)))
+            wr = np.asarray(base.regressor(*states)).reshape(32 * n, -1)
+            structural = np.linalg.norm(wr @ null.T, axis=0) <= 1e-9 * np.linalg.norm(wr, 2)
+        except Exception:  # noqa: BLE001 - the message must not hide the rank deficiency
+            pass
+    out = []
+    for v, fixed in zip(null, structural, strict=True):
+        idx = [int(i) for i in np.argsort(-np.abs(v)) if abs(v[i]) >= 0.1 * np.abs(v).max()][:6]
+        who = ", ".join(names[i] for i in idx[:-1]) + (" and " if len(idx) > 1 else "") + names[idx[-1]]
+        combo = " ".join(f"{v[i]:+.3g}·{names[i]}" for i in idx)
+        out.append(f"{who} cannot be separated by any data (null direction {combo} of the model's base "
+                   "regressor: recompute the base parameters)" if fixed else
+                   (f"{who} are not separated by these data (null direction {combo})" if len(idx) > 1 else
+                    f"{who} is not determined by these data") + ": the trajectory does not excite them")
+    return "; ".join(out)
+
+
+def _lstsq(w: np.ndarray, y: np.ndarray, names: list[str] | None = None,
+           base: Any = None) -> tuple[np.ndarray, np.ndarray, float]:
+    """β̂, covariance and σ²_ρ of ``y = w β``; raises when w is rank deficient, naming the parameters
+    of the null direction(s) when ``names`` are given (:func:`_null_directions`)."""
     r, b = w.shape
     if r <= b:
         raise ValueError(f"{r} equations for {b} base parameters: record more samples")
     u, s, vt = np.linalg.svd(w, full_matrices=False)
     if s[-1] <= 1e-12 * s[0]:
         raise ValueError(f"the observation matrix is rank deficient (cond = {s[0] / max(s[-1], 1e-300):.3g}): "
-                         "the trajectory does not excite every base parameter")
+                         + _null_directions(s, vt, names, base))
     beta = vt.T @ ((u.T @ y) / s)
     res = y - w @ beta
     sigma2 = float(res @ res) / (r - b)
@@ -346,14 +377,14 @@ def estimate_from_matrix(model: RobotModel, base: Any, w3: np.ndarray, tau: np.n
     joint = np.tile(np.arange(tau.shape[1]), tau.shape[0])[rows]
     w = w3.reshape(-1, nb)[rows]
     y = tau.reshape(-1)[rows]
-    beta, cov, _ = _lstsq(w, y)
+    beta, cov, _ = _lstsq(w, y, list(base.names), base)
     if method == "wls":
         res = y - w @ beta
         cnt = np.maximum(np.bincount(joint, minlength=tau.shape[1]) - 1, 1)
         sig = np.sqrt(np.bincount(joint, res**2, minlength=tau.shape[1]) / cnt)
         sig = np.where(sig > 0, sig, max(float(sig.max()), 1e-12))
         wt = 1.0 / sig[joint]
-        beta, cov, _ = _lstsq(w * wt[:, None], y * wt)
+        beta, cov, _ = _lstsq(w * wt[:, None], y * wt, list(base.names), base)
     std = np.sqrt(np.maximum(np.diag(cov), 0.0))
     with np.errstate(divide="ignore", invalid="ignore"):
         rel = np.where(np.abs(beta) > 0, 100.0 * std / np.abs(beta), np.inf)

@@ -9,11 +9,16 @@
   in general not a set of realizable rigid bodies (it is for the dynamic model, controller and
   dynamics server); use :func:`~.estimation.physically_consistent_estimate` for a URDF;
 * :func:`write_model_urdf`: URDF of a model after checking it is physically consistent
-  (M > 0, I_c positive definite, triangle inequality).
+  (M > 0, I_c positive definite, triangle inequality);
+* :func:`plausibility_warnings`: what makes a fit describe no physical arm (negative Ia, Fc, Fv base parameters,
+  A(q) not positive definite; the checks of :mod:`.update`), reported by ``identify`` on every fit;
+* :func:`joint_side_data`: recorded data in the model's joint order, motor-side columns (``<joint>_motor``)
+  converted through the model's transmission.
 """
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -30,8 +35,11 @@ __all__ = [
     "check_identification_size",
     "identify_cli",
     "is_physically_consistent",
+    "joint_side_data",
     "load_result_yaml",
     "model_with_base_parameters",
+    "nominal_values",
+    "plausibility_warnings",
     "result_to_yaml",
     "write_model_urdf",
 ]
@@ -118,18 +126,107 @@ def write_model_urdf(model: RobotModel, path: str | Path, **options: Any) -> Non
     Path(path).write_text(model.to_urdf(**options))
 
 
-def identify_cli(args: Any) -> int:
-    """``robot-dynamics identify URDF DATA [--topic T] [--json] ...``: base parameters from recorded data
-    (a bag's JointStates of the model's joints, several publishers merged by name: :func:`~.data.load_bag`)."""
+MOTOR_SUFFIX = "_motor"  # motor-side joint names, as mujoco_sim's ~/motor_states publishes them
+
+
+def joint_side_data(model: RobotModel, data: Any, source: str = "the data") -> Any:
+    """``data`` with the model's joints in chain order, joint side (URDF joints: rad or m, N m or N).
+
+    Data naming the model's joints is joint side (``/joint_states``); data naming ``<joint>_motor`` for every
+    joint of the model (``~/motor_states``: motor positions q_m, velocities, torques τ_m) is motor side and needs the
+    model's transmission (``--parameters`` / the robot's config file): q = J_qm q_m, Γ = J_qm⁻ᵀ τ_m (001 eqs. 7.31,
+    7.33).  Data without joint names must have the model's joint count.  ``ValueError`` naming the missing joints."""
+    from dataclasses import replace
+
+    names = list(model.joint_names)
+    have = list(data.joint_names)
+    motor = [n + MOTOR_SUFFIX for n in names]
+    if have and not set(names) <= set(have) and set(motor) <= set(have):
+        tr = model.transmission
+        if tr is None:
+            raise ValueError(f"{source} holds motor-side joints ({', '.join(motor[:3])}...) but the model has no "
+                             "transmission: give its gear ratios with --parameters FILE (transmissions: gear_ratio)")
+        d = data.reorder(motor)
+        return replace(d, q=tr.joint_positions(d.q), effort=tr.joint_torques(d.effort), joint_names=names,
+                       qd=None if d.qd is None else tr.joint_velocities(d.qd),
+                       qdd=None if d.qdd is None else tr.joint_velocities(d.qdd))  # q̈ = J_qm q̈_m (J_qm constant)
+    if not have:
+        if data.dof != len(names):
+            raise ValueError(f"{source} has {data.dof} unnamed joints; the model has {len(names)} ({', '.join(names)})")
+        return data.reorder(names)
+    missing = [n for n in names if n not in have]
+    if missing:
+        chain = f" of the chain {model.base_link} -> {model.tip_link}" if model.tip_link else ""
+        raise ValueError(f"{source} lacks the joints {missing}{chain} (it has {have[:20]}"
+                         f"{'...' if len(have) > 20 else ''})")
+    return data.reorder(names)
+
+
+def plausibility_warnings(model: RobotModel, res: IdentificationResult) -> list[dict[str, Any]]:
+    """What makes the estimates of ``res`` describe no physical arm, one entry each: a negative rotor inertia,
+    Coulomb or viscous friction, or mass that is a base parameter of its own (:func:`~.update.sign_violation`),
+    and an inertia matrix A(q) not positive definite at the configurations :func:`~.update.check_inertia` tests
+    (the nominal model with these base parameters, minimum-norm correction).  Entries: ``kind``
+    (``negative`` | ``inertia_matrix``), ``parameter`` and ``value`` (None for the inertia matrix), ``message``."""
+    from .update import check_inertia, sign_violation
+
+    out: list[dict[str, Any]] = []
+    std = dict(zip(res.names, np.asarray(res.std, float), strict=True))
+    for name, value in zip(res.names, np.asarray(res.values, float), strict=True):
+        why = sign_violation(name, float(value), model.dof)
+        if why:
+            s = std.get(name, np.nan)
+            if np.isfinite(s) and s > 0:
+                why += f" (std {s:.3g}{', within 2 std of 0' if abs(value) <= 2 * s else ''})"
+            out.append({"kind": "negative", "parameter": name, "value": float(value), "message": why})
+    try:
+        check_inertia(updated_model(model, res.names, res.values, check=False))
+    except ValueError as exc:
+        out.append({"kind": "inertia_matrix", "parameter": None, "value": None, "message": str(exc)})
+    return out
+
+
+def nominal_values(model: RobotModel, names: list[str]) -> list[float | None]:
+    """The nominal model's value of each base parameter (or extended friction term) of ``names``."""
+    base = model.base_parameters()
+    known = dict(zip(base.names, np.asarray(base.values, float), strict=True))
+    out: list[float | None] = []
+    for name in names:
+        m = re.fullmatch(r"(Foff|Fs|vs)([1-9][0-9]*)", name)
+        if name in known:
+            out.append(float(known[name]))
+        elif m and int(m.group(2)) <= model.dof:
+            v = float(np.asarray(getattr(model, m.group(1)), float)[int(m.group(2)) - 1])
+            out.append(v if np.isfinite(v) else None)
+        else:
+            out.append(None)
+    return out
+
+
+def identify_cli(args: Any, model: RobotModel | None = None) -> int:
+    """``robot-dynamics identify URDF DATA [--base L] [--tip L] [--lock J=V] [--parameters F] [--json] ...``: base
+    parameters from recorded data (a bag's JointStates of the model's joints, several publishers merged by name:
+    :func:`~.data.load_bag`) of ``model`` (the command line's: chain, locks, parameter file), else ``args.urdf``.
+    Every fit is checked for physical plausibility (:func:`plausibility_warnings`): one warning line each on
+    stderr, and the ``plausibility_warnings`` field of ``--json``."""
     import json
+    import sys
 
     from ..model.robots import load_model
     from .data import JOINT_STATES, load_data, preprocess
     from .estimation import identify, physically_consistent_estimate
 
-    model = load_model(args.urdf)
-    data = load_data(args.data, topic=getattr(args, "topic", JOINT_STATES), joints=model.joint_names)
+    if model is None:
+        model = load_model(args.urdf)
+    topic = getattr(args, "topic", JOINT_STATES)
+    motor_topic = model.transmission is not None and topic.rstrip("/").rsplit("/", 1)[-1] == "motor_states"
+    joints = [n + MOTOR_SUFFIX for n in model.joint_names] if motor_topic else list(model.joint_names)
+    data = load_data(args.data, topic=topic, joints=joints)
+    data = joint_side_data(model, data, f"data {str(args.data)!r}")
     report(f"{data.samples} samples of {data.dof} joints over {data.t[-1] - data.t[0]:.4g} s")
+    if model.has_rotor_coupling:
+        print("robot-dynamics identify: warning: the coupled transmission's off-diagonal rotor inertia I_c is "
+              "not a base parameter: its efforts I_c q̈ are left in the data", file=sys.stderr)
     band = None if args.band <= 0 else args.band
     cutoff = None if args.cutoff <= 0 else args.cutoff
     check_identification_size(model, data, cutoff=cutoff, band=band,
@@ -137,6 +234,10 @@ def identify_cli(args: Any) -> int:
     res = identify(model, data, method=args.method, cutoff=cutoff, band=band, decimate=args.decimate,
                    min_velocity=args.min_velocity, effort_delay=getattr(args, "effort_delay", 0.0),
                    friction=getattr(args, "friction", "coulomb_viscous"))
+    report("checking the physical plausibility of the estimates")
+    warnings = plausibility_warnings(model, res)
+    for w in warnings:
+        print(f"robot-dynamics identify: warning: {w['message']}", file=sys.stderr)
     if args.output:
         report(f"writing the estimates to {args.output}")
         Path(args.output).write_text(result_to_yaml(res))
@@ -153,9 +254,15 @@ def identify_cli(args: Any) -> int:
         print(json.dumps({"names": res.names, "values": res.values.tolist(),
                           "relative_std": [float(x) if np.isfinite(x) else None for x in res.relative_std],
                           "method": res.method, "condition_number": res.condition_number,
-                          "residual_rms": res.residual_rms.tolist(), "samples": res.samples}))
+                          "residual_rms": res.residual_rms.tolist(), "samples": res.samples,
+                          "robot": model.name, "joint_names": list(model.joint_names), "base_link": model.base_link,
+                          "tip_link": model.tip_link, "locked_joints": dict(model.locked_joints),
+                          "nominal_values": nominal_values(model, list(res.names)),
+                          "physically_plausible": not warnings, "plausibility_warnings": warnings}))
     else:
         print(f"robot {model.name!r}: {res.samples} samples, {res.method.upper()}, cond(W_b) = {res.condition_number:.4g}")
         print(res.table())
         print(f"residual RMS per joint: {np.round(res.residual_rms, 6).tolist()}")
+        print("physically plausible" if not warnings else f"NOT physically plausible: {len(warnings)} warning(s) "
+              "on stderr")
     return 0
