@@ -36,7 +36,7 @@ def test_an_arm_outside_its_limits_is_held_at_them_and_brought_back(tmp_path):
         with Bringup(nodes, log_dir=tmp_path):
             spin_until(node, lambda: monitor.mode() == "holding" and len(monitor.ctl[-1].reference.positions) == 6,
                        90, "precondition: the controller never held the arm (a starved host?)")
-            spin_until(node, lambda: monitor.states[-1][2][J5] <= UPPER[J5] + 1e-3, 60,
+            spin_until(node, lambda: bool(monitor.states) and monitor.states[-1][2][J5] <= UPPER[J5] + 1e-3, 60,
                        "the arm was not brought back to its limits")
             spin(node, 1.0)
             refs = np.array([m.reference.positions for m in monitor.ctl if len(m.reference.positions) == 6])
