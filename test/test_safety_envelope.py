@@ -240,6 +240,30 @@ def test_check_path_refuses_a_path_beyond_a_velocity_limit(env):
     assert "velocity limits of j1" in str(exc)
 
 
+def test_a_refused_start_segment_says_so(env):
+    """No point at t = 0: JTC's segment from the arm to the first point.  Refused there (the arm far from the first
+    point), the refusal says so and by how much; refused later (the plan itself too fast), it does not."""
+    t = np.array([0.1, 1.0])
+    q = np.zeros((2, 3))
+    v = np.zeros((2, 3))
+    # from rest at 0 to rest at the first point in 0.1 s (cubic): peak velocity 1.5 x / 0.1, just above / below j1's
+    x = VEL[0] * 0.1 / 1.5
+    env.check_path(SampledTrajectory(t, q, v, start=np.array([-x * (1 - 1e-4), 0, 0])), start=np.array([-x, 0, 0]))
+    exc = refused("path_limits", env.check_path, SampledTrajectory(t, q, v, start=np.array([-x * (1 + 1e-4), 0, 0])),
+                  start=np.array([-x * (1 + 1e-4), 0, 0]))
+    assert "in the segment from where the arm is to the first point" in str(exc) and "t = 0.1 s" in str(exc)
+    assert f"j1 is {x * (1 + 1e-4):.4g} from it" in str(exc)
+    # the same arm, the first point at t = 0: nothing is added, and a too-fast plan is not blamed on the start
+    d = VEL[0] * 2.0 * 8 / 15 * (1 + 1e-4)
+    late = line(np.zeros(3), np.array([d, 0, 0]))
+    exc = refused("path_limits", env.check_path, late, start=np.zeros(3))
+    assert "segment from where the arm is" not in str(exc)
+    shifted = SampledTrajectory(late.times + 0.5, late.positions, late.velocities, late.accelerations,
+                                start=np.zeros(3))  # started, but the start segment is at rest: not the cause
+    exc = refused("path_limits", env.check_path, shifted, start=np.zeros(3))
+    assert "segment from where the arm is" not in str(exc)
+
+
 def test_an_arm_outside_its_limits_may_be_brought_back_never_farther(env):
     out = np.array([0.0, UPPER[1] + 0.04, 0.0])  # measured 0.04 beyond j2's upper limit (within the margin)
     env.check_path(line(out, np.zeros(3)), start=out)  # back toward the range: accepted

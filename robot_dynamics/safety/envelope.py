@@ -223,7 +223,8 @@ class SafetyEnvelope:
         try:
             check_path_limits(traj, lo, hi, self.velocity, names=names, **tolerances)
         except ValueError as exc:
-            raise Refused("path_limits", str(exc)) from None
+            raise Refused("path_limits", str(exc) + self._start_segment_cause(traj, lo, hi, names, tolerances)) \
+                from None
         if traj.degree == 1:
             self._check_velocity_jumps(traj, names, tolerances.get("rate_tolerance", 1e-6))
         tol = tolerances.get("position_tolerance", 1e-6)
@@ -234,6 +235,28 @@ class SafetyEnvelope:
             raise Refused("path_limits", f"the trajectory ends with {names[j]} at {end[j]:.6g}, outside its limits "
                                          f"[{self.lower[j]:.6g}, {self.upper[j]:.6g}]: the arm would be held there")
 
+
+    def _start_segment_cause(self, traj: SampledTrajectory, lo: np.ndarray, hi: np.ndarray, names: Sequence[str],
+                             tolerances: dict[str, float]) -> str:
+        """Where a refused path went wrong, when it is the segment JTC adds from the arm's position to a first point
+        later than t = 0 (``traj.started``): that segment alone checked; '' when it is within the limits."""
+        from ..trajectory.sampled import SampledTrajectory, check_path_limits
+
+        if not traj.started or traj.times.size < 2:
+            return ""
+        two = slice(0, 2)
+        first = SampledTrajectory(traj.times[two], traj.positions[two],
+                                  None if traj.velocities is None else traj.velocities[two],
+                                  None if traj.accelerations is None else traj.accelerations[two])
+        try:
+            check_path_limits(first, lo, hi, self.velocity, names=names, **tolerances)
+        except ValueError:
+            d = np.abs(traj.positions[1] - traj.positions[0])
+            j = int(np.argmax(d))
+            return (f"; in the segment from where the arm is to the first point (no point at t = 0, the first at "
+                    f"t = {traj.times[1]:.6g} s): {names[j]} is {d[j]:.4g} from it — start the trajectory at the "
+                    "arm's position or give its first point more time")
+        return ""
 
     def _check_velocity_jumps(self, traj: SampledTrajectory, names: Sequence[str], rtol: float) -> None:
         """A positions-only trajectory is played linearly (JTC): its velocity jumps at every point, from rest at
