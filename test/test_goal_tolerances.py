@@ -230,3 +230,15 @@ def test_goals_beyond_max_points_are_rejected_before_conversion():
         node.destroy_node()
     finally:
         rclpy.shutdown(context=ctx)
+
+
+def test_the_goal_accepted_last_wins_whichever_was_checked_first():
+    """Goals are checked in parallel threads: a goal accepted before another one that is already queued or running
+    must not preempt it (JTC: the goal received last wins).  Boundary: equal or lower numbers are not newer."""
+    tol = tolerances(FollowJointTrajectory.Goal(), NAMES, DEFAULTS)
+    first, second = GoalRun(handle=None, tol=tol, seq=4), GoalRun(handle=None, tol=tol, seq=5)
+    assert first.older_than(second) and not second.older_than(first)
+    assert not first.older_than(GoalRun(handle=None, tol=tol, seq=4))  # the same number: not newer
+    assert first.older_than(None, second) and not first.older_than(None, None)
+    topic = GoalRun(handle=None, tol=tol)  # not from the action server (no number): never older, never newer
+    assert not topic.older_than(second) and not first.older_than(topic)

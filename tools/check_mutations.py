@@ -44,6 +44,8 @@ MUTATIONS = (
     Mutation("trajectory efforts beyond the limits accepted (controller)", CONTROLLER,
              'ctx.envelope.check_efforts(data["effort"], ctx.effort)', "pass",
              (f"{NODES}::test_trajectory_efforts_beyond_the_limits_are_refused",), nodes=True),
+    Mutation("an older goal preempts a newer one", ACTION,
+             "any(o is not None and o.seq is not None and o.seq > self.seq for o in others)", "False"),
     Mutation("out-of-order states accepted", MONITOR, "if stamp < anchor.stamp:", "if False:"),
     # every check of the envelope
     Mutation("effort limits raised by a parameter", ENVELOPE, "above = r > self.effort * (1 + LIMIT_RTOL)",

@@ -1353,6 +1353,11 @@ class ComputedTorqueControllerNode(Node):
         """Queue a checked trajectory for the next cycle; a goal still queued is superseded (aborted, as preempted)."""
         with self._lock:
             old = self._pending_traj
+            run = entry[3]
+            if run is not None and run.older_than(old[3] if old is not None else None, self.goal):
+                # a goal accepted after this one is queued or running already: this one never runs (JTC's order)
+                run.finish(ABORTED, SUCCESSFUL, "preempted by a newer goal before it started")
+                return
             self._pending_traj = entry
             self._pending_pose = None  # a pose reference not adopted yet is superseded
             self.trajectories_accepted += 1  # checked and queued: the next cycle adopts it

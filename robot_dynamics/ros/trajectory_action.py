@@ -31,6 +31,7 @@ EventsExecutor does not run action servers); its name is the controller's ``~/fo
 from __future__ import annotations
 
 import gc
+import itertools
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -156,6 +157,7 @@ class GoalRun:
     status: str | None = None
     code: int = SUCCESSFUL
     text: str = ""
+    seq: int | None = None  # the order in which the server accepted the goal (None: not from the action server)
     done: threading.Event = field(default_factory=threading.Event)
     _err: np.ndarray = field(default_factory=lambda: np.zeros(0))
 
@@ -165,6 +167,11 @@ class GoalRun:
         self.status, self.code, self.text = status, code, text
         self.done.set()
         return True
+
+    def older_than(self, *others: GoalRun | None) -> bool:
+        """True when another goal was accepted after this one (JTC: the goal received last wins, whichever of
+        them finished its checks first — they run in parallel threads)."""
+        return self.seq is not None and any(o is not None and o.seq is not None and o.seq > self.seq for o in others)
 
     def path_violation(self, names: Sequence[str], q_ref: np.ndarray, qd_ref: np.ndarray, q: np.ndarray,
                        qd: np.ndarray) -> str | None:
@@ -285,6 +292,8 @@ class FollowJointTrajectoryServer:
         self.period = 1.0 / rate
         self.runs: set[GoalRun] = set()
         self._lock = threading.Lock()
+        self._accepted = itertools.count()  # arrival order of the goals (their checks then run in parallel)
+        self._order: dict[bytes, int] = {}
         self._closing = False
         side = Node(f"_{controller.get_name()}_follow_joint_trajectory", namespace=controller.get_namespace(),
                     context=controller.context, use_global_arguments=False, start_parameter_services=False,
@@ -294,6 +303,7 @@ class FollowJointTrajectoryServer:
         self.name = controller.resolve_topic_name("~/follow_joint_trajectory")
         self.server = _ActionServer(side, FollowJointTrajectory, self.name, execute_callback=self._execute,
                                    goal_callback=self._on_goal, cancel_callback=self._on_cancel,
+                                   handle_accepted_callback=self._on_accepted,
                                    callback_group=ReentrantCallbackGroup(), max_points=max_points,
                                    on_oversize=on_oversize)
 
@@ -301,11 +311,19 @@ class FollowJointTrajectoryServer:
         """Accepted at once (checked in the execute callback, so a bad goal gets its reason in the result)."""
         return GoalResponse.REJECT if self._closing else GoalResponse.ACCEPT
 
+    def _on_accepted(self, handle: Any) -> None:
+        """Numbered in the order the server accepted them, then executed (rclpy's default)."""
+        with self._lock:
+            self._order[bytes(handle.goal_id.uuid)] = next(self._accepted)
+        handle.execute()
+
     def _on_cancel(self, handle: Any) -> CancelResponse:
         return CancelResponse.ACCEPT
 
     def _execute(self, handle: Any) -> Result:
         ctl = self.controller
+        with self._lock:
+            seq = self._order.pop(bytes(handle.goal_id.uuid), None)
         try:
             run = ctl.prepare_goal(handle)
         except GoalError as exc:
@@ -315,6 +333,7 @@ class FollowJointTrajectoryServer:
         except Exception as exc:  # noqa: BLE001 - a goal never takes the node down
             handle.abort()
             return Result(error_code=INVALID_GOAL, error_string=f"{type(exc).__name__}: {exc}")
+        run.seq = seq
         with self._lock:
             self.runs.add(run)
         try:
