@@ -45,8 +45,11 @@ def _run(tmp_path, law: str, ns: str) -> dict:
         (m.header.stamp.sec + 1e-9 * m.header.stamp.nanosec, np.array(m.position))), 100)
     node.create_subscription(Float64MultiArray, f"{ns}/effort_controller/commands",
                              lambda m: commands.append(np.array(m.data)), 100)
-    sim = {"urdf_path": "planar2r", "plant_joint_stiffness": STIFFNESS, "plant_motor_inertia": MOTOR}
-    ctl = {"urdf_path": "planar2r", "use_sim_time": True, "law": law, "omega": 20.0,
+    # lockstep (the sim advances one control period per answering command, the controller cycles per state): what
+    # the law does, whatever the host's load (in real time a starved loop left the elastic arm on one command for
+    # 19-73 periods per move on a loaded host, and the tracking error then measured the host)
+    sim = {"urdf_path": "planar2r", "plant_joint_stiffness": STIFFNESS, "plant_motor_inertia": MOTOR, "lockstep": True}
+    ctl = {"urdf_path": "planar2r", "use_sim_time": True, "law": law, "omega": 20.0, "trigger": "state",
            "elastic.stiffness": STIFFNESS, "elastic.motor_inertia": MOTOR}
     out: dict = {}
     try:
