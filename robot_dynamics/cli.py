@@ -9,7 +9,7 @@ Commands (names and flags are a contract):
   codegen URDF --lang python|c [--simplified] [--base-parameters|--standard-parameters] [-o FILE] [--json]
   base-params URDF [--base LINK] [--tip LINK] [--json]
   inertia-report ROBOT [--samples N] [--seed S] [--plot PNG] [--json] [--base LINK] [--tip LINK]
-  identify URDF DATA [--base LINK] [--tip LINK] [--lock JOINT=VALUE...] [--parameters FILE] [--method ols|wls]
+  identify URDF DATA... [--base LINK] [--tip LINK] [--lock JOINT=VALUE...] [--parameters FILE] [--method ols|wls]
            [--topic T] [-o YAML] [--model-output YAML] [--urdf-output URDF] [--json]
   identify-record --robot NAME --output DIR [--duration S] [--model-error E] [--json]
 
@@ -569,8 +569,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     idf = sub.add_parser("identify", help="identify the base dynamic parameters from recorded data (NPZ, CSV, ROS 2 bag)")
     idf.add_argument("urdf", help="URDF path or bundled robot name (the nominal model)")
-    idf.add_argument("data", help="NPZ / CSV file or ROS 2 bag (directory, .db3, .mcap) with /joint_states: positions "
-                     "rad or m, efforts N m or N joint side (or <joint>_motor columns: motor side, with a transmission)")
+    idf.add_argument("data", nargs="+", help="NPZ / CSV file or ROS 2 bag (directory, .db3, .mcap) with /joint_states: "
+                     "positions rad or m, efforts N m or N joint side (or <joint>_motor columns: motor side, with a "
+                     "transmission); several: one estimate of all, each filtered on its own (long NPZ: streamed)")
     _add_chain_options(idf)
     idf.add_argument("--parameters", default=None, metavar="FILE",
                      help="ROS parameter file of the robot ('/**: ros__parameters:' rotor_inertia, acceleration_limits, "

@@ -45,6 +45,7 @@ __all__ = [
     "filter_transient_samples",
     "preprocess",
     "save_csv",
+    "uniform_samples",
     "save_npz",
     "write_bag",
 ]
@@ -506,6 +507,31 @@ def filter_transient_samples(fs: float, cutoff: float | None, band: float | None
     return 2 + int(math.ceil(seconds * fs))
 
 
+def uniform_samples(data: IdentificationData, dt: float | None = None) -> IdentificationData:
+    """``data`` on a uniform grid of period ``dt`` (default: the median period of the stamps) from its first
+    stamp, when its stamps jitter (by more than 1e-3 ``dt``); otherwise ``data`` itself.  Positions and measured
+    velocities: cubic spline through the samples (jitter and a few lost messages cost O(dt^4) in q, not the
+    O(dt^2) of a straight line, which double differentiation turns into O(1) errors of q̈); efforts (held
+    commands) and measured accelerations: linear interpolation.  The first step of :func:`preprocess`."""
+    t = data.t
+    if dt is None:
+        dt = float(np.median(np.diff(t)))
+    if not np.max(np.abs(np.diff(t) - dt)) > 1e-3 * dt:
+        return data
+    from scipy.interpolate import CubicSpline
+
+    grid = t[0] + dt * np.arange(int(math.floor((t[-1] - t[0]) / dt)) + 1)
+
+    def interp(a: np.ndarray | None) -> np.ndarray | None:
+        return None if a is None else np.column_stack([np.interp(grid, t, a[:, k]) for k in range(a.shape[1])])
+
+    def smooth(a: np.ndarray | None) -> np.ndarray | None:
+        return None if a is None else CubicSpline(t, a, axis=0)(grid)
+
+    return IdentificationData(grid, smooth(data.q), interp(data.effort), smooth(data.qd), interp(data.qdd),
+                              list(data.joint_names))
+
+
 def preprocess(
     data: IdentificationData,
     *,
@@ -513,37 +539,25 @@ def preprocess(
     decimate: int = 1,
     trim: float | None = None,
     use_measured_derivatives: bool = False,
+    dt: float | None = None,
 ) -> IdentificationData:
     """Filtered q and q̇, q̈ by zero-phase differentiation, parallel decimation by ``decimate``.
 
     ``cutoff`` (Hz) of the zero-phase Butterworth filter on q (None: no filter); ``trim``: seconds
     dropped at both ends (None: 0.05 s and at least the filter transients,
     :func:`filter_transient_samples`; 0 keeps every sample).  Samples are resampled on a uniform
-    grid first if the stamps jitter.  Measured qd/qdd are kept only with ``use_measured_derivatives``.
+    grid first if the stamps jitter (:func:`uniform_samples`).  Measured qd/qdd are kept only with
+    ``use_measured_derivatives``.  ``dt``: the sample period (default: the median period of the stamps; a
+    piece of a longer recording is given the whole recording's, :mod:`.streaming`).
     """
     if int(decimate) < 1:
         raise ValueError("decimate must be >= 1")
     if cutoff is not None and not (math.isfinite(cutoff) and cutoff > 0):
         raise ValueError("cutoff must be > 0 Hz")
-    t, q, eff = data.t, data.q, data.effort
-    dt = float(np.median(np.diff(t)))
-    if np.max(np.abs(np.diff(t) - dt)) > 1e-3 * dt:  # uniform grid (bag stamps jitter)
-        grid = t[0] + dt * np.arange(int(math.floor((t[-1] - t[0]) / dt)) + 1)
-        def interp(a: np.ndarray | None) -> np.ndarray | None:
-            return (None if a is None else np.column_stack([np.interp(grid, t, a[:, k])
-                                                                             for k in range(a.shape[1])]))
-
-        def smooth(a: np.ndarray | None) -> np.ndarray | None:
-            """Cubic spline through the samples: jitter and a few lost messages cost O(dt^4) in q, not the
-            O(dt^2) of a straight line (which double differentiation turns into O(1) errors of q̈)."""
-            from scipy.interpolate import CubicSpline
-
-            return None if a is None else CubicSpline(t, a, axis=0)(grid)
-
-        qd_m, qdd_m = smooth(data.qd), interp(data.qdd)  # (before t is the grid: they read the stamps)
-        t, q, eff = grid, smooth(q), interp(eff)  # efforts: held commands, interpolated linearly
-    else:
-        qd_m, qdd_m = data.qd, data.qdd
+    if dt is None:
+        dt = float(np.median(np.diff(data.t)))
+    data = uniform_samples(data, dt)
+    t, q, eff, qd_m, qdd_m = data.t, data.q, data.effort, data.qd, data.qdd
     fs = 1.0 / dt
     # q smoothly extended at both ends (see _extended), filtered, differentiated, the extension cut off
     on = cutoff is not None and cutoff < 0.5 * fs

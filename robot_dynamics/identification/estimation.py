@@ -40,6 +40,8 @@ __all__ = [
     "base_parameters_of",
     "estimate",
     "estimate_from_matrix",
+    "filtered_observation",
+    "gap_samples",
     "identify",
     "observation_matrix",
     "physically_consistent_estimate",
@@ -48,6 +50,7 @@ __all__ = [
 METHODS = ("ols", "wls")
 
 
+OBSERVATION_BLOCK = 4096  # samples of the regressor evaluated at once (filtered_observation)
 GAP_PERIODS = 4.5  # an interval between recorded samples longer than this many periods is a gap (messages lost)
 
 
@@ -301,19 +304,9 @@ def identify(
     report(f"{'filtering the positions at ' + format(cutoff, 'g') + ' Hz and ' if cutoff else ''}differentiating")
     full = preprocess(d, cutoff=cutoff, decimate=1, trim=0.0)
     base = with_friction(base_parameters_of(model) if base is None else base, model, friction)
-    report(f"building the observation matrix ({full.samples} samples x {d.dof} joints x {len(base.names)} "
-           "base parameters)")
-    w3 = observation_matrix(base, full.q, full.qd, full.qdd)
-    tau = full.effort
-    if effort_delay > 0.0:
-        tau = np.column_stack([np.interp(full.t + effort_delay, full.t, tau[:, j]) for j in range(tau.shape[1])])
     fs = 1.0 / float(np.median(np.diff(full.t)))
-    filt = None
-    if band is not None:
-        report(f"parallel filtering of the observation matrix and the efforts at {band:g} Hz")
-        w3 = _lowpass(w3, band, fs)
-        tau = _lowpass(tau, band, fs)
-        filt = (lambda x: _lowpass(x, band, fs)[sl]) if friction == "stribeck" else None
+    w3, tau = filtered_observation(base, full, fs, band=band, effort_delay=effort_delay)
+    filt = (lambda x: _lowpass(x, band, fs)[sl]) if band is not None and friction == "stribeck" else None
     # the ends: the transients of the position filter (q̇, q̈ of its start-up, and the one-sided
     # differences of the first and last samples) spread by the parallel filter bias the estimate
     # (UR10, noise-free, 7.4 s cut from a trajectory in motion: 24 % with 0.1 s dropped, 0.1 % with
@@ -328,11 +321,8 @@ def identify(
     # samples rebuilt by interpolation over gaps of the recording (more than GAP_PERIODS periods without a message),
     # and the filter transients around them, take no part in the estimate; stamp jitter and a few lost messages are
     # bridged by the cubic resampling of :func:`~.data.preprocess` (a real driver's timing)
-    idx = np.clip(np.searchsorted(d.t, full.t), 1, d.t.size - 1)
-    gap = (d.t[idx] - d.t[idx - 1]) > GAP_PERIODS / fs
-    if gap.any():
-        pad = filter_transient_samples(fs, cutoff, band)
-        gap = np.convolve(gap.astype(float), np.ones(2 * pad + 1), mode="same") > 0.5
+    gap = gap_samples(d.t, full.t, fs, filter_transient_samples(fs, cutoff, band))
+    if gap is not None:
         keep &= ~gap[sl][:, None]
     if int(keep.sum()) <= len(base.names):
         raise ValueError(f"{int(keep.sum())} joint equations left for {len(base.names)} base parameters (|q̇| >= "
@@ -342,6 +332,45 @@ def identify(
     return estimate_from_matrix(model, base, w3[sl], tau[sl], method=method, keep=keep, friction=friction,
                                 qd=full.qd if filt is not None else full.qd[sl], refine=refine,
                                 filt=filt)
+
+
+def filtered_observation(base: Any, full: Any, fs: float, *, band: float | None,
+                         effort_delay: float = 0.0, quiet: bool = False) -> tuple[np.ndarray, np.ndarray]:
+    """Step 2 of :func:`identify` on preprocessed samples ``full`` (uniform, rate ``fs``): the observation
+    matrix (N, n, b) and the efforts (N, n) (read ``effort_delay`` s later), both through the parallel filter
+    (``band`` Hz, None: off).  Every sample depends on its neighbours within the filter's decay only, so a piece
+    of a recording with enough samples around it gives the same rows (:mod:`.streaming`, ``quiet``: no progress
+    lines)."""
+    from .data import _lowpass
+
+    say = (lambda text: None) if quiet else report
+    say(f"building the observation matrix ({full.samples} samples x {full.dof} joints x {len(base.names)} "
+           "base parameters)")
+    # built and filtered by blocks of samples, then of joints (every row and column on its own): the temporaries of
+    # the regressor and of the filter stay small next to W itself
+    w3 = np.empty((full.samples, full.dof, len(base.names)))
+    for a in range(0, full.samples, OBSERVATION_BLOCK):
+        sl = slice(a, a + OBSERVATION_BLOCK)
+        w3[sl] = observation_matrix(base, full.q[sl], full.qd[sl], full.qdd[sl])
+    tau = full.effort
+    if effort_delay > 0.0:
+        tau = np.column_stack([np.interp(full.t + effort_delay, full.t, tau[:, j]) for j in range(tau.shape[1])])
+    if band is not None:
+        say(f"parallel filtering of the observation matrix and the efforts at {band:g} Hz")
+        for j in range(full.dof):
+            w3[:, j] = _lowpass(w3[:, j], band, fs)
+        tau = _lowpass(tau, band, fs)
+    return w3, tau
+
+
+def gap_samples(stamps: np.ndarray, grid: np.ndarray, fs: float, pad: int) -> np.ndarray | None:
+    """Samples of the uniform ``grid`` rebuilt by interpolation over a gap of the recorded ``stamps`` (more than
+    :data:`GAP_PERIODS` periods without a message), with ``pad`` samples around them; None when there is no gap."""
+    idx = np.clip(np.searchsorted(stamps, grid), 1, stamps.size - 1)
+    gap = (stamps[idx] - stamps[idx - 1]) > GAP_PERIODS / fs
+    if not gap.any():
+        return None
+    return np.convolve(gap.astype(float), np.ones(2 * pad + 1), mode="same") > 0.5
 
 
 def estimate_from_matrix(model: RobotModel, base: Any, w3: np.ndarray, tau: np.ndarray, *,

@@ -33,10 +33,12 @@ from .update import model_with_base_parameters, updated_model
 __all__ = [
     "MAX_REGRESSOR_ENTRIES",
     "check_identification_size",
+    "grid_samples",
     "identify_cli",
     "is_physically_consistent",
     "joint_side_data",
     "load_result_yaml",
+    "max_identification_samples",
     "model_with_base_parameters",
     "nominal_values",
     "plausibility_warnings",
@@ -50,6 +52,19 @@ __all__ = [
 # per entry (measured with rx90, 20,000 samples: 0.76 GB), so 3e7 entries ~ 2 GB
 MAX_REGRESSOR_ENTRIES = 30_000_000
 _FILTER_MIN_SAMPLES = 16  # sosfiltfilt of a 4th-order Butterworth needs more than 15 samples
+
+
+def max_identification_samples(model: RobotModel) -> int:
+    """Samples (on the uniform grid) that the in-memory identification of ``model`` accepts (memory)."""
+    return int(min(MAX_REGRESSOR_ENTRIES // (13 * model.dof * model.dof), 1_000_000))
+
+
+def grid_samples(data: Any) -> float:
+    """Samples of ``data`` once resampled on a uniform grid (:func:`~.data.preprocess`)."""
+    t = np.asarray(data.t, float)
+    step = float(np.median(np.diff(t)))
+    uniform = float(np.max(np.abs(np.diff(t) - step))) <= 1e-3 * step
+    return float(t.size) if uniform else float(t[-1] - t[0]) / step + 1.0
 
 
 def check_identification_size(model: RobotModel, data: Any, *, cutoff: float | None, band: float | None,
@@ -67,7 +82,7 @@ def check_identification_size(model: RobotModel, data: Any, *, cutoff: float | N
     span = float(t[-1] - t[0])
     grid = float(t.size) if uniform else span / step + 1.0  # samples after resampling (see preprocess)
     n = model.dof
-    max_samples = int(min(MAX_REGRESSOR_ENTRIES // (13 * n * n), 1_000_000))
+    max_samples = max_identification_samples(model)
     if not grid <= max_samples:
         how = "" if uniform else (f" (the {t.size} samples resampled on a uniform grid of their median "
                                   f"period {step:.3g} s over {span:.6g} s)")
@@ -208,32 +223,54 @@ def identify_cli(args: Any, model: RobotModel | None = None) -> int:
     parameters from recorded data (a bag's JointStates of the model's joints, several publishers merged by name:
     :func:`~.data.load_bag`) of ``model`` (the command line's: chain, locks, parameter file), else ``args.urdf``.
     Every fit is checked for physical plausibility (:func:`plausibility_warnings`): one warning line each on
-    stderr, and the ``plausibility_warnings`` field of ``--json``."""
+    stderr, and the ``plausibility_warnings`` field of ``--json``.  Several DATA (``args.data`` a list), an NPZ of
+    more than :data:`~.data.MAX_SAMPLES` samples, or one whose observation matrix exceeds the in-memory limit
+    (:func:`max_identification_samples`): :func:`~.streaming.identify_streaming`, one estimate of every row."""
     import json
     import sys
 
     from ..model.robots import load_model
-    from .data import JOINT_STATES, load_data, preprocess
+    from .data import JOINT_STATES, MAX_SAMPLES, load_data, preprocess
     from .estimation import identify, physically_consistent_estimate
+    from .streaming import identify_streaming, npz_samples
 
     if model is None:
         model = load_model(args.urdf)
     topic = getattr(args, "topic", JOINT_STATES)
     motor_topic = model.transmission is not None and topic.rstrip("/").rsplit("/", 1)[-1] == "motor_states"
     joints = [n + MOTOR_SUFFIX for n in model.joint_names] if motor_topic else list(model.joint_names)
-    data = load_data(args.data, topic=topic, joints=joints)
-    data = joint_side_data(model, data, f"data {str(args.data)!r}")
-    report(f"{data.samples} samples of {data.dof} joints over {data.t[-1] - data.t[0]:.4g} s")
+    paths = [args.data] if isinstance(args.data, str | Path) else list(args.data)
+    band = None if args.band <= 0 else args.band
+    cutoff = None if args.cutoff <= 0 else args.cutoff
+    options = {"method": args.method, "cutoff": cutoff, "band": band, "decimate": args.decimate,
+               "min_velocity": args.min_velocity, "effort_delay": getattr(args, "effort_delay", 0.0),
+               "friction": getattr(args, "friction", "coulomb_viscous")}
+    # one recording: in memory as before, unless its observation matrix would not fit (then streamed: an NPZ read
+    # piece by piece); several recordings: streamed (identify_streaming).  The Stribeck fit and --urdf-output need
+    # the data in memory: their recording is read whole (and refused as before when too long)
+    data: Any = None
+    whole = options["friction"] == "stribeck" or bool(args.urdf_output)
+    npz = (npz_samples(paths[0]) or 0) if str(paths[0]).endswith(".npz") else 0
+    single = len(paths) == 1 and npz <= (MAX_SAMPLES if whole else max_identification_samples(model))
+    stream = not single
+    if single:
+        data = load_data(paths[0], topic=topic, joints=joints)
+        data = joint_side_data(model, data, f"data {str(paths[0])!r}")
+        report(f"{data.samples} samples of {data.dof} joints over {data.t[-1] - data.t[0]:.4g} s")
+        stream = not whole and max_identification_samples(model) < grid_samples(data) <= MAX_SAMPLES
+        paths = [data] if stream else paths
     if model.has_rotor_coupling:
         print("robot-dynamics identify: warning: the coupled transmission's off-diagonal rotor inertia I_c is "
               "not a base parameter: its efforts I_c q̈ are left in the data", file=sys.stderr)
-    band = None if args.band <= 0 else args.band
-    cutoff = None if args.cutoff <= 0 else args.cutoff
-    check_identification_size(model, data, cutoff=cutoff, band=band,
-                              decimate=args.decimate if args.urdf_output else 1)
-    res = identify(model, data, method=args.method, cutoff=cutoff, band=band, decimate=args.decimate,
-                   min_velocity=args.min_velocity, effort_delay=getattr(args, "effort_delay", 0.0),
-                   friction=getattr(args, "friction", "coulomb_viscous"))
+    if not stream:
+        check_identification_size(model, data, cutoff=cutoff, band=band,
+                                  decimate=args.decimate if args.urdf_output else 1)
+        res = identify(model, data, **options)
+    else:
+        if args.urdf_output:
+            raise ValueError("--urdf-output fits all the samples in memory: give one recording of at most "
+                             f"{MAX_SAMPLES} samples ({max_identification_samples(model)} on a uniform grid)")
+        res = identify_streaming(model, paths, topic=topic, joints=joints, **options)
     report("checking the physical plausibility of the estimates")
     warnings = plausibility_warnings(model, res)
     for w in warnings:
