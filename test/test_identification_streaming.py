@@ -174,12 +174,22 @@ def test_npz_errors_name_the_file(model, minute, tmp_path) -> None:
 
 
 PEAK = """
-import json, resource, sys, time
+import json, sys, time
 from robot_dynamics.cli import main
+
+
+def peak_mb():
+    # VmHWM: this process's own peak (a new address space at exec); getrusage's ru_maxrss is kept across exec
+    # and starts at the forking parent's peak (1090 MB seen: pytest's, not identify's)
+    for line in open("/proc/self/status"):
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) / 1024
+
+
 t0 = time.monotonic()
 code = main(["identify", "rx90", sys.argv[1], "--json", "--method", "ols"])
 print(json.dumps({"code": code, "seconds": time.monotonic() - t0,
-                  "peak_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}), file=sys.stderr)
+                  "peak_mb": peak_mb()}), file=sys.stderr)
 """
 
 
@@ -199,10 +209,11 @@ def tiled(minute: IdentificationData, minutes: int) -> IdentificationData:
 
 @pytest.mark.slow
 def test_long_recording_memory_is_bounded(minute, tmp_path) -> None:
-    """2 min and 10 min at 1 kHz (600,000 samples: the in-memory path refuses, it would need ~20 GB): the peak RSS
-    is far below that and does not grow with the length.  Figures printed (never asserted on time)."""
+    """2 min and 6 min at 1 kHz (360,000 samples: the in-memory path refuses, it would need ~12 GB): the peak RSS
+    is far below that and does not grow with the length (1 h: bench/bench_streaming_identify.py).  Figures printed
+    (never asserted on time)."""
     figures = {}
-    for minutes in (2, 10):
+    for minutes in (2, 6):
         path = tmp_path / f"long{minutes}.npz"
         save_npz(path, tiled(minute, minutes))
         figures[minutes] = peak(path)
@@ -210,8 +221,8 @@ def test_long_recording_memory_is_bounded(minute, tmp_path) -> None:
         assert figures[minutes]["code"] == 0
     print("\nstreaming identify (rx90, 1 kHz, OLS): " + ", ".join(
         f"{m} min: {f['seconds']:.1f} s, peak RSS {f['peak_mb']:.0f} MB" for m, f in figures.items()))
-    assert figures[10]["peak_mb"] < 1024
-    assert figures[10]["peak_mb"] <= figures[2]["peak_mb"] + 100
+    assert figures[6]["peak_mb"] < 1024
+    assert figures[6]["peak_mb"] <= figures[2]["peak_mb"] + 100
 
 
 

@@ -37,7 +37,9 @@ import numpy as np
 from .progress import report
 
 __all__ = [
+    "MOTOR_SUFFIX",
     "IdentificationData",
+    "joint_side_data",
     "load_data",
     "load_bag",
     "load_csv",
@@ -584,3 +586,37 @@ def preprocess(
     if t[sl].shape[0] < 2:
         raise ValueError("too few samples left after trimming and decimation")
     return IdentificationData(t[sl], qf[sl], eff[sl], qd[sl], qdd[sl], list(data.joint_names))
+
+
+MOTOR_SUFFIX = "_motor"  # motor-side joint names, as mujoco_sim's ~/motor_states publishes them
+
+
+def joint_side_data(model: Any, data: Any, source: str = "the data") -> Any:
+    """``data`` with the model's joints in chain order, joint side (URDF joints: rad or m, N m or N).
+
+    Data naming the model's joints is joint side (``/joint_states``); data naming ``<joint>_motor`` for every
+    joint of the model (``~/motor_states``: motor positions q_m, velocities, torques τ_m) is motor side and needs the
+    model's transmission (``--parameters`` / the robot's config file): q = J_qm q_m, Γ = J_qm⁻ᵀ τ_m (001 eqs. 7.31,
+    7.33).  Data without joint names must have the model's joint count.  ``ValueError`` naming the missing joints."""
+    names = list(model.joint_names)
+    have = list(data.joint_names)
+    motor = [n + MOTOR_SUFFIX for n in names]
+    if have and not set(names) <= set(have) and set(motor) <= set(have):
+        tr = model.transmission
+        if tr is None:
+            raise ValueError(f"{source} holds motor-side joints ({', '.join(motor[:3])}...) but the model has no "
+                             "transmission: give its gear ratios with --parameters FILE (transmissions: gear_ratio)")
+        d = data.reorder(motor)
+        return replace(d, q=tr.joint_positions(d.q), effort=tr.joint_torques(d.effort), joint_names=names,
+                       qd=None if d.qd is None else tr.joint_velocities(d.qd),
+                       qdd=None if d.qdd is None else tr.joint_velocities(d.qdd))  # q̈ = J_qm q̈_m (J_qm constant)
+    if not have:
+        if data.dof != len(names):
+            raise ValueError(f"{source} has {data.dof} unnamed joints; the model has {len(names)} ({', '.join(names)})")
+        return data.reorder(names)
+    missing = [n for n in names if n not in have]
+    if missing:
+        chain = f" of the chain {model.base_link} -> {model.tip_link}" if model.tip_link else ""
+        raise ValueError(f"{source} lacks the joints {missing}{chain} (it has {have[:20]}"
+                         f"{'...' if len(have) > 20 else ''})")
+    return data.reorder(names)

@@ -44,6 +44,7 @@ from .data import (
     IdentificationData,
     _npz_header,
     filter_transient_samples,
+    joint_side_data,
     load_data,
     preprocess,
     uniform_samples,
@@ -220,8 +221,6 @@ def _recording(path: str | Path | IdentificationData, model: Any, topic: str, jo
                ) -> tuple[int, float, float, Piece, np.ndarray | None, Any, str]:
     """(samples on the uniform grid, period, rate, piece(a, b) in the model's joint order, raw stamps if
     resampled, closer, name) of one recording; period and rate as :func:`~.estimation.identify` finds them."""
-    from .io import joint_side_data
-
     if isinstance(path, IdentificationData):
         data, name = path, "the data"
     else:
