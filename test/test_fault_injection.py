@@ -215,11 +215,16 @@ def test_killed_controller_arm_stops_and_restart_recovers(stack):
     proc.wait(10)
     t_kill = time.monotonic()
     k0 = len(stack.monitor.states)
-    # Fast DDS's shared-memory transport may block the sim's publisher for a second or more (its port health
-    # check) once a reader's process died: the sim's clock stalls with it, the arm does not move meanwhile
-    spin(stack.node, 6.0)
+    # Fast DDS's shared-memory transport may block the sim's publisher for seconds (its port health check) once a
+    # reader's process died: the sim's clock stalls with it, the arm does not move meanwhile; wait for states again
+    # (generous cap), then judge the ones 4 s or more after the kill
+    def late_states() -> list:
+        return [(t, qd) for t, _, _, qd in stack.monitor.states[k0:] if t > t_kill + 4.0]
+
+    spin_until(stack.node, lambda: len(late_states()) >= 10, 90,
+               "precondition: no state from the simulator 4 s after the kill (its publisher stalled by Fast DDS)")
+    late = late_states()
     after = stack.monitor.states[k0:]
-    late = [(t, qd) for t, _, _, qd in after if t > t_kill + 4.0]
     assert late and max(np.abs(qd).max() for _, qd in late) < 1e-9, "the arm did not stop after the controller died"
     t_sim_kill = after[0][1]
     stop = next(stamp for _, stamp, _, qd in after if np.abs(qd).max() < 1e-9)

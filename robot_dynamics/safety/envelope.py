@@ -252,10 +252,12 @@ class SafetyEnvelope:
             check_path_limits(first, lo, hi, self.velocity, names=names, **tolerances)
         except ValueError:
             d = np.abs(traj.positions[1] - traj.positions[0])
-            j = int(np.argmax(d))
+            v = np.zeros_like(d) if traj.velocities is None else np.abs(traj.velocities[1])
+            j = int(np.argmax(d / traj.times[1] + v))  # the joint with the most to do in that segment
+            at = f" and must reach {v[j]:.4g} there" if v[j] > 0 else ""
             return (f"; in the segment from where the arm is to the first point (no point at t = 0, the first at "
-                    f"t = {traj.times[1]:.6g} s): {names[j]} is {d[j]:.4g} from it — start the trajectory at the "
-                    "arm's position or give its first point more time")
+                    f"t = {traj.times[1]:.6g} s): {names[j]} is {d[j]:.4g} from it{at} — start the trajectory at "
+                    "the arm's position or give its first point more time")
         return ""
 
     def _check_velocity_jumps(self, traj: SampledTrajectory, names: Sequence[str], rtol: float) -> None:
