@@ -40,9 +40,11 @@ def test_an_arm_outside_its_limits_is_held_at_them_and_brought_back(tmp_path):
                        "the arm was not brought back to its limits")
             spin(node, 1.0)
             refs = np.array([m.reference.positions for m in monitor.ctl if len(m.reference.positions) == 6])
-            # the hold target is the limit itself (the arm was found 0.03 beyond it: clipped), never outside; this
-            # also shows the precondition (an arm found inside would be held where it was, below the limit)
-            assert np.all(refs[:, J5] == UPPER[J5]), (refs[:, J5].min(), refs[:, J5].max(), UPPER[J5])
+            # the arm was outside (the simulator's own first state), the hold target never: the limit itself while
+            # the arm is beyond it (clipped), where the arm is once a recovery (a loaded host: stale and back)
+            # holds it again inside; the first statuses may be lost to discovery, so not every one is the limit
+            assert monitor.states[0][2][J5] > UPPER[J5] + 0.02, monitor.states[0][2][J5]
+            assert refs[:, J5].max() <= UPPER[J5], (refs[:, J5].max(), UPPER[J5])
             q = np.array([s[2] for s in monitor.states[-50:]])
             assert np.all(q[:, J5] <= UPPER[J5] + 1e-3), q[:, J5].max()
             assert not monitor.bad_commands

@@ -26,6 +26,8 @@ CONTROLLER = "robot_dynamics/ros/computed_torque_controller.py"
 ACTION = "robot_dynamics/ros/trajectory_action.py"
 UNIT = ["test/test_safety_envelope.py", "test/test_state_monitor.py", "test/test_goal_tolerances.py"]
 NODES = "test/test_invariants_nodes.py"
+GUARD = "robot_dynamics/safety/limit_guard.py"
+GUARD_TESTS = ("test/test_limit_guard.py",)
 
 
 @dataclass(frozen=True)
@@ -83,6 +85,30 @@ MUTATIONS = (
     Mutation("no conflict hold", MONITOR, "elif now < self.conflict_until:", "elif False:"),
     Mutation("no confirmation after a conflict", MONITOR, "elif self.confirming and self.run < self.confirm:",
              "elif False:"),
+    # the limit guard (the arm inside its position and velocity limits whatever the law)
+    Mutation("viability bound ignored", GUARD, "inside = np.minimum(viable, velocity)", "inside = velocity",
+             GUARD_TESTS),
+    Mutation("a turn within the period unchecked", GUARD, "turns = (v > 0.0) & (v + viable * dt < 0.0)",
+             "turns = v < -np.inf", GUARD_TESTS),
+    Mutation("velocity limit not bounded", GUARD, "velocity = np.maximum((vmax - v) / dt, -b)",
+             "velocity = np.full_like(v, np.inf)", GUARD_TESTS),
+    Mutation("velocity bound brakes harder than B", GUARD, "velocity = np.maximum((vmax - v) / dt, -b)",
+             "velocity = (vmax - v) / dt", GUARD_TESTS),
+    Mutation("no return from beyond a limit", GUARD,
+             "back = np.maximum(-b, k_v * (-np.minimum(vmax, RETURN_RATE * -d) - v))", "back = np.full_like(d, np.inf)",
+             GUARD_TESTS),
+    Mutation("braking not capped", GUARD, ", -MAX_BRAKING * b)", ", -np.inf)", GUARD_TESTS),
+    Mutation("crossed bounds not resolved", GUARD, "if np.any(crossed):", "if False:", GUARD_TESTS),
+    Mutation("the age of the state ignored", GUARD, "dt = self.period + (age if age > 0.0 else 0.0)",
+             "dt = self.period", GUARD_TESTS),
+    Mutation("the guard's command never applied", GUARD, "return np.array(inverse(q, qd, np.clip(a, lo, hi)), dtype=float)",
+             "return tau", GUARD_TESTS),
+    Mutation("an effort limit below gravity accepted", GUARD, "low = np.asarray(effort, float) < need",
+             "low = np.asarray(effort, float) < 0", GUARD_TESTS),
+    Mutation("the controller does not guard", CONTROLLER, "if ctx.guard is not None:  # the arm stays inside",
+             "if False:  # the arm stays inside",
+             (f"{NODES}::test_no_command_beyond_the_effort_limits_whatever_the_parameters",
+              "test/test_controller_guard_nodes.py"), nodes=True),
     Mutation("the controller trusts every state", CONTROLLER, "stamp = self.monitor.judge(q, qd, stamp, now_clock)",
              "stamp = stamp or now_clock",
              (f"{NODES}::test_states_of_1e300_leave_the_arm_alone",

@@ -117,6 +117,7 @@ from ..identification.update import updated_model
 from ..kinematics.geometric_model import rotation_vector
 from ..model.robot_model import RobotModel
 from ..safety import JUMP_MARGIN, POSITION_MARGIN, VELOCITY_MARGIN, SafetyEnvelope, StateMonitor, check_gains
+from ..safety import limit_guard as lg
 from ..symbolic.codegen import PROGRAM_MODULE_PREFIX
 from ..trajectory.sampled import SampledTrajectory
 from . import cdr, lockstep, validation
@@ -214,7 +215,8 @@ PARAMETERS = Schema(
           "(names <joint>_motor or <joint>; motor side, mapped through the transmissions.* parameters); a motor "
           "state older than state_timeout makes the law hold gravity"),
     Param("effort_limits", [], "per-joint saturation of the commands (model order); empty: the URDF effort limits; "
-          "a value may lower a limit, never raise it above the robot description's (refused)",
+          "a value may lower a limit, never raise it above the robot description's, nor below 1.1 x the largest "
+          "gravity torque of its joint (refused: the arm could not hold itself up)",
           kind="double_array", lo=0.0, open_lo=True, live=True, unit="N m, N"),
     Param("state_position_margin", POSITION_MARGIN, "a joint state farther than this outside the position limits is "
           "impossible and refused like a NaN, unless reached continuously from the last trusted state (an arm that "
@@ -548,6 +550,7 @@ class Context:
     to_motor: np.ndarray | None = None  # command_space motor: τ_m = J_qmᵀ Γ (model order; None: joint efforts)
     # a task-space law's stand-in after a dropped pose: joint-space computed torque with the same omega/xi
     hold_controller: JointController | None = None
+    guard: lg.LimitGuard | None = None  # position and velocity limits on every command (None: law elastic)
 
 
 def _elastic_controller(model: RobotModel, v: dict, effort: np.ndarray | None, friction: dict) -> JointController:
@@ -578,12 +581,7 @@ def smallest_inertia(model: RobotModel, samples: int = INERTIA_SAMPLES, seed: in
     """min over q of each diagonal A_jj(q) (rotor inertia included), at mid-range and ``samples`` configurations
     uniform in the joint box (±pi where a joint has no limit): the inertia of the fastest closed loop of torque
     gains."""
-    lim = model.limits
-    lo = np.where(np.isfinite(lim["lower"]), lim["lower"], -np.pi)
-    hi = np.where(np.isfinite(lim["upper"]), lim["upper"], np.pi)
-    q = np.vstack([(lo + hi) / 2, np.random.default_rng(seed).uniform(lo, hi, (samples, model.dof))])
-    a = np.asarray(model.inertia_matrix(q), float)
-    return np.diagonal(a, axis1=-2, axis2=-1).min(axis=0)
+    return lg.sampled_extremes(model, samples, seed).inertia_min
 
 
 def _check_loop_gains(controller: JointController, hold: JointController | None, law: str, model: RobotModel,
@@ -670,6 +668,8 @@ class ComputedTorqueControllerNode(Node):
         window = v["statistics_window"]
         self.stats = LoopStatistics(max(100, min(10_000_000, round(window * self.rate))))
         self.cycle = 0
+        self.guarded_cycles = 0  # cycles whose command the limit guard changed
+        self._extremes: tuple[RobotModel, lg.Extremes] | None = None
         self._lock = threading.RLock()  # the loop thread vs the executor's callbacks (uncontended: ~0.1 us)
         self._stop_loop = threading.Event()
         self._loop_thread: threading.Thread | None = None
@@ -923,7 +923,7 @@ class ComputedTorqueControllerNode(Node):
             # model worker, never in a callback, and in use from the first cycle (no engine switch mid-run); a
             # build runs in a child process (isolated): the generator's pure Python would hold the GIL from the
             # loop thread for ~1 s (a model swapped in while the arm moves: commands paused 0.3-0.8 s)
-            model.compile("inverse_dynamics", isolated=True)
+            model.compile("inverse_dynamics", "forward_dynamics", isolated=True)  # the law's, the limit guard's
         else:
             model.set_backend("numpy")
         band = v["coulomb_velocity_band"]
@@ -952,16 +952,31 @@ class ComputedTorqueControllerNode(Node):
             hold_controller = make_controller("computed_torque", model, omega=v["omega"], xi=v["xi"],
                                               effort_limit=controller.effort_limit, **friction)
         _check_loop_gains(controller, hold_controller, law, model, 1.0 / v["rate"])
+        effort = np.minimum(controller.effort_limit, effort)
+        extremes = self._extremes_of(model)
+        if len(v["effort_limits"]):  # a parameter may not lower a limit below what holds the arm up
+            lg.check_holding(effort, extremes.gravity_max, model.joint_names)
         lim = model.limits
+        guard = None
+        if law != "elastic":  # the elastic law's command acts through the springs: not the rigid model's q̈
+            guard = lg.LimitGuard.for_loop(lim["lower"], lim["upper"], envelope.velocity,
+                                           lg.braking_acceleration(effort, extremes, envelope.acceleration), v["rate"])
         return Context(
             model=model, controller=controller, joints=joints,
             to_cmd=np.array([model.joint_names.index(j) for j in joints]),
             index=validation.NameIndex(model.joint_names),
             lower=np.asarray(lim["lower"], float), upper=np.asarray(lim["upper"], float),
-            velocity=np.asarray(lim["velocity"], float), effort=np.minimum(controller.effort_limit, effort),
+            velocity=np.asarray(lim["velocity"], float), effort=effort,
             envelope=envelope, law=law, task_link=task_link, hold_controller=hold_controller,
-            to_motor=_motor_map(model, v["command_space"]),
+            to_motor=_motor_map(model, v["command_space"]), guard=guard,
         )
+
+    def _extremes_of(self, model: RobotModel) -> lg.Extremes:
+        """The gravity and inertia extremes of ``model`` (sampled once per model: it is immutable)."""
+        cached = self._extremes
+        if cached is None or cached[0] is not model:
+            cached = self._extremes = (model, lg.sampled_extremes(model))
+        return cached[1]
 
     def _subscribe_motor_states(self) -> None:
         """Executor thread: subscribe ``motor_states_topic`` once (law elastic)."""
@@ -1485,6 +1500,7 @@ class ComputedTorqueControllerNode(Node):
             summary.pop("missed_cycles", None)
             summary.pop("missed_pct", None)
         summary.update(mode=self.mode, mode_reason=self.mode_reason, refused=dict(self.refusals.counts),
+                       limit_guard_cycles=self.guarded_cycles,
                        law=self.law, poses_accepted=self.poses_accepted,
                        nominal_rate_hz=self.rate, loop=self.loop if self.trigger == "timer" else "state",
                        executor=self.executor_kind, state_input="loop" if self.loop_input else "executor",
@@ -1662,6 +1678,13 @@ class ComputedTorqueControllerNode(Node):
                 if not np.isfinite(tau).all():
                     self.refusals.refuse("non_finite_output", "a non-finite effort was computed: not sent")
                     return
+            if ctx.guard is not None:  # the arm stays inside its position and velocity limits, whatever the law
+                age = time.monotonic() - self.state_wall  # (steady clock, as staleness): set, not stale here
+                guarded = ctx.guard.apply(tau, self.q, self.qd, ctx.model.forward_dynamics, ctx.model.inverse_dynamics,
+                                          age)
+                if guarded is not tau:
+                    self.guarded_cycles += 1
+                    tau = guarded
             answer = self._publish_cycle(ctx, tau, stamp=self.state_stamp if self.trigger == "state" else None)
             if self.trigger == "state":
                 self._last_answer = (self.state_stamp, answer)
