@@ -170,6 +170,7 @@ TASK_SPACE_LAWS = ("task_space", *TASK_SPACE_CONTROLLERS)  # the laws that take 
 MAX_POSE_BYTES = 4096  # serialized PoseStamped (a longer frame_id is refused before deserializing)
 POSE_IK_TOLERANCE = 1e-9  # m and rad: the inverse kinematics of a pose reference must reach it this closely
 
+MIN_VELOCITY_MARGIN = 2.0  # state_velocity_margin below this refused (its description)
 PARAMETERS = Schema(
     Param("law", "computed_torque", "control law: computed_torque (001 eq. 9.22/9.24), position (9.29), predictive "
           "(9.31), pd_gravity (9.12), pid (9.5/9.10); in the task space of task_link (joint trajectories and "
@@ -224,7 +225,9 @@ PARAMETERS = Schema(
           "the range, at most this far out", lo=0.0, hi=0.5, live=True, unit="rad, m"),
     Param("state_velocity_margin", VELOCITY_MARGIN, "a joint state moving faster than (1 + this) x the velocity limit "
           "is refused, and so is a state farther from the last trusted one than that speed allows (two sources "
-          "disagreeing: no state is trusted until they agree)", lo=0.0, hi=100.0, live=True),
+          "disagreeing: no state is trusted until they agree); at least 2: a real arm overshoots its velocity limit "
+          "in transients (2.8 x seen), and refusing its true states would leave the controller blind while it "
+          "moves", lo=MIN_VELOCITY_MARGIN, hi=100.0, live=True),
     Param("state_jump_margin", JUMP_MARGIN, "position change allowed between two joint states on top of the velocity "
           "bound (noise, quantization, stamp jitter)", lo=0.0, hi=0.5, live=True, unit="rad, m"),
     Param("coulomb_velocity_band", -1.0, "velocity band of the Coulomb compensation Fc sat(v/band) (001 eq. 7.26); "
