@@ -7,12 +7,12 @@ is left alone (no guarded cycle)."""
 from __future__ import annotations
 
 import json
-import time
 
 import numpy as np
 import pytest
 import rclpy
 from ros_harness import call_service, node_process, wait_for_service
+from ros_stack_harness import spin, spin_until
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
 from std_srvs.srv import Trigger
@@ -27,14 +27,6 @@ MODEL = load_model("rx90")
 J5 = 4
 FILES = [str(config_dir() / "robot_dynamics.yaml"), str(config_dir() / "rx90.yaml")]
 WEAK = [1e-3] * 6
-
-
-def _spin_until(node, cond, timeout: float, what: str) -> None:
-    end = time.monotonic() + timeout
-    while not cond():
-        if time.monotonic() > end:
-            raise TimeoutError(what)
-        rclpy.spin_once(node, timeout_sec=0.01)
 
 
 def test_a_weak_law_is_braked_near_a_limit_and_left_alone_mid_range(tmp_path):
@@ -67,19 +59,17 @@ def test_a_weak_law_is_braked_near_a_limit_and_left_alone_mid_range(tmp_path):
             def guarded() -> int:
                 return json.loads(call_service(node, stats, Trigger.Request(), timeout=30).message)["limit_guard_cycles"]
 
-            _spin_until(node, lambda: len(commands) > 50, 120, "precondition: no command from the controller")
+            spin_until(node, lambda: len(commands) > 50, 120, "precondition: no command from the controller")
             mid = guarded()
             n = len(commands)
-            _spin_until(node, lambda: len(commands) > n + 100, 60, "precondition: commands stopped")
+            spin_until(node, lambda: len(commands) > n + 100, 60, "precondition: commands stopped")
             assert guarded() == mid == 0  # mid-range at rest: the law's own command
             for u in np.linspace(0.0, 1.0, 31)[1:]:  # there continuously (a jump would be refused as impossible)
                 arm["q"] = q_mid + u * (q_near - q_mid)
-                end = time.monotonic() + 0.02
-                while time.monotonic() < end:
-                    rclpy.spin_once(node, timeout_sec=0.005)
+                spin(node, 0.02)
             arm["qd"] = qd_near
             n = len(commands)
-            _spin_until(node, lambda: len(commands) > n + 100, 60, "precondition: commands stopped")
+            spin_until(node, lambda: len(commands) > n + 100, 60, "precondition: commands stopped")
             assert guarded() > 0
             assert ctl.poll() is None
         sim = MujocoArm(MODEL)
