@@ -135,12 +135,21 @@ def _impossible_or_stale(stack: Stack) -> tuple[int, int]:
     return r.get("position_limits", 0), sum(r.get(c, 0) for c in STATE_CAUSES if c != "position_limits")
 
 
-def _check_refused(stack: Stack, before: tuple[int, int], at_least: int, what: str) -> None:
-    now = _impossible_or_stale(stack)
-    impossible, other = now[0] - before[0], now[1] - before[1]
+def _check_refused(stack: Stack, before: tuple[int, int], at_least: int, what: str, resend=None) -> None:
+    """At least ``at_least`` of the hostile states refused since ``before``.  A loaded host loses some in transport
+    (queues of 10), which is no refusal: ``resend`` (a flood of the same lies) is called again, up to 4 times, until
+    that many reached the controller and were refused; fewer after that is a starved precondition, said as such."""
+    rounds = 0
+    for rounds in range(5):  # noqa: B007 (reported below)
+        now = _impossible_or_stale(stack)
+        impossible, other = now[0] - before[0], now[1] - before[1]
+        if impossible + other >= at_least or resend is None:
+            break
+        resend()
     print(f"{what}: refused {impossible} as position_limits, {other} for another cause (stale, out of order, jump: a "
-          "loaded host delivers late)")
-    # at least half of what was sent: a loaded host also loses some in transport (queues of 10), which is no refusal
+          f"loaded host delivers late), {rounds + 1} flood(s)")
+    if resend is not None and impossible + other < at_least:
+        raise TimeoutError(f"precondition: {impossible + other} of {what} x 5 reached the controller (a starved host)")
     assert impossible + other >= at_least, (impossible, other)
     assert impossible > 0 or other >= at_least, (impossible, other)  # only a starved host refuses them all otherwise
 
@@ -149,10 +158,13 @@ def test_states_of_1e300_leave_the_arm_alone(stack):
     _near_j5_limit(stack)
     before = _impossible_or_stale(stack)
     since = len(stack.monitor.states)
-    _flood(stack, lambda k, q: np.full(6, 1e300), 1500)
-    spin(stack.node, 0.5)
+    def flood() -> None:
+        _flood(stack, lambda k, q: np.full(6, 1e300), 1500)
+        spin(stack.node, 0.5)
+
+    flood()
+    _check_refused(stack, before, 750, "1500 states of 1e300", flood)
     _report(stack, "1500 states of 1e300", since)
-    _check_refused(stack, before, 750, "1500 states of 1e300")
     stack.assert_healthy()
 
 
@@ -165,10 +177,13 @@ def test_states_saying_joint1_is_at_10_rad_are_refused(stack):
         q[0] = 10.0
         return q
 
-    _flood(stack, lie, 100)
-    spin(stack.node, 0.5)
+    def flood() -> None:
+        _flood(stack, lie, 100)
+        spin(stack.node, 0.5)
+
+    flood()
+    _check_refused(stack, before, 50, "100 states of joint1 = 10 rad", flood)
     _report(stack, "100 states of joint1 = 10 rad", since)
-    _check_refused(stack, before, 50, "100 states of joint1 = 10 rad")
     stack.assert_healthy()
 
 
@@ -368,26 +383,47 @@ def test_parameters_of_the_issue_are_refused_with_the_reason(stack):
 
 
 
+def _judged(stack: Stack, make, n_ctl: int) -> str:
+    """Publish ``make(q)`` from the arm's latest state until the controller either refuses it for effort_limits or
+    tracks it ("effort_limits", "tracking"); one refused as starting away from the arm (states late on a loaded host)
+    is sent again from where the arm is, up to 5 times."""
+    for _ in range(5):
+        before = _refused(stack)
+        stack.traj_pub.publish(make(stack.q()))
+
+        def seen(b=before) -> bool:
+            r = _refused(stack)
+            return any(r.get(c, 0) > b.get(c, 0) for c in ("effort_limits", "start_deviation")) or \
+                any(m.mode == "tracking" for m in stack.monitor.ctl[n_ctl:])
+
+        spin_until(stack.node, seen, 30, "the trajectory was neither refused nor followed")
+        after = _refused(stack)
+        if after.get("effort_limits", 0) > before.get("effort_limits", 0):
+            return "effort_limits"
+        if any(m.mode == "tracking" for m in stack.monitor.ctl[n_ctl:]):
+            return "tracking"
+        spin(stack.node, 0.5)
+    raise TimeoutError("precondition: five trajectories refused as starting away from the arm (a starved host?)")
+
+
 def test_trajectory_efforts_beyond_the_limits_are_refused(stack):
     """A trajectory whose ``effort`` fields reach the limits exactly is followed; 1e-6 beyond is refused (cause
     effort_limits) and the arm does not move."""
-    q = stack.q()
 
     def with_efforts(scale: float):
-        msg = quintic_trajectory(NAMES, q, q, 1.0, points=5)
-        for k, p in enumerate(msg.points):
-            p.effort = (EFFORT * (scale if k == 2 else 0.5)).tolist()
-        return msg
+        def make(q):
+            msg = quintic_trajectory(NAMES, q, q, 1.0, points=5)
+            for k, p in enumerate(msg.points):
+                p.effort = (EFFORT * (scale if k == 2 else 0.5)).tolist()
+            return msg
+
+        return make
 
     before = _refused(stack).get("effort_limits", 0)
     n_ctl = len(stack.monitor.ctl)
-    stack.traj_pub.publish(with_efforts(1.0 + 1e-6))
-    spin_until(stack.node, lambda: _refused(stack).get("effort_limits", 0) > before, 30,
-               "the trajectory with efforts beyond the limits was not refused")
+    assert _judged(stack, with_efforts(1.0 + 1e-6), n_ctl) == "effort_limits"
     assert not any(m.mode == "tracking" for m in stack.monitor.ctl[n_ctl:])
-    stack.traj_pub.publish(with_efforts(1.0))
-    spin_until(stack.node, lambda: any(m.mode == "tracking" for m in stack.monitor.ctl[n_ctl:]), 30,
-               "the trajectory with efforts at the limits was not followed")
+    assert _judged(stack, with_efforts(1.0), n_ctl) == "tracking"
     assert _refused(stack).get("effort_limits", 0) == before + 1
     _settle(stack)
     stack.assert_healthy()

@@ -17,6 +17,7 @@ from trajectory_msgs.msg import JointTrajectoryPoint
 
 from robot_dynamics.model.robots import load_model
 from robot_dynamics.ros.bringup import Bringup
+from robot_dynamics.ros.computed_torque_controller import PARAMETERS
 from robot_dynamics.ros.node_set import node_set
 from robot_dynamics_interfaces.msg import ControllerState
 from robot_dynamics_interfaces.srv import PlanTrajectory
@@ -24,10 +25,21 @@ from robot_dynamics_interfaces.srv import PlanTrajectory
 pytestmark = pytest.mark.ros
 DROPPED = ("trajectory dropped", "time jumped", "stamps jumped")  # what the controller says when it drops a move
 GOALS = {"/arm1": [0.4, -0.3, 0.5, 0.3, 0.2, -0.4], "/arm2": [-0.5, 0.2, -0.3, -0.4, 0.3, 0.6]}
+OMEGA = PARAMETERS.params["omega"].default  # the controller's bandwidth (not set here): Kp = omega²
+
+
+def stiction_band(model, goal) -> np.ndarray:
+    """Per joint, how far from its goal computed torque (no integral action) may leave a joint at rest: the
+    Coulomb friction Fc_j balances Kp A_jj e (001 eq. 9.22) up to e = Fc_j / (A_jj Kp) (RX-90 at these goals:
+    1.1–3.1 mrad on joints 1–3, 9.9–11.6 mrad on the wrist); where the arm stops inside it depends on how it came,
+    so the test allows the band (plus 1 mrad), at least 5 mrad."""
+    a = np.diag(np.asarray(model.inertia_matrix(np.asarray(goal, float)), float))
+    return np.maximum(np.asarray(model.Fc, float) / (a * OMEGA**2) + 1e-3, 5e-3)
 
 
 def test_two_robots_in_two_namespaces(tmp_path):
     model = load_model("rx90")
+    bands = {ns: stiction_band(model, goal) for ns, goal in GOALS.items()}
     specs = {ns: node_set("rx90", "mock", namespace=ns) for ns in GOALS}
     for ns, nodes in specs.items():
         for n in nodes:
@@ -74,26 +86,27 @@ def test_two_robots_in_two_namespaces(tmp_path):
                     ends.append(time.monotonic() + d.sec + 1e-9 * d.nanosec)
                 # the arms are simulated in real time on two loaded cores: a plant that falls behind the wall clock
                 # arrives late, so the test waits for arrival (up to 30 s after the planned end), not a deadline
-                def off() -> dict[str, float]:
-                    return {ns: float(np.abs(q[ns] - GOALS[ns]).max()) for ns in GOALS}
+                def off() -> dict[str, float]:  # the largest error in units of the joint's band (< 1: arrived)
+                    return {ns: float((np.abs(q[ns] - GOALS[ns]) / bands[ns]).max()) for ns in GOALS}
 
                 t_end = max(ends) + 1.5
                 _spin_until(node, lambda t_end=t_end: time.monotonic() > t_end, 120, "the moves")
                 t_late = time.monotonic() + 30.0
-                while max(off().values()) >= 5e-3 and time.monotonic() < t_late:
+                while max(off().values()) >= 1.0 and time.monotonic() < t_late:
                     rclpy.spin_once(node, timeout_sec=0.05)
-                print(f"arrived {time.monotonic() - t_end:.2f} s after the planned end + 1.5 s, off {off()}")
-                if max(off().values()) < 5e-3:
+                print(f"arrived {time.monotonic() - t_end:.2f} s after the planned end + 1.5 s, off (in bands) {off()}",
+                      {ns: np.round(q[ns] - GOALS[ns], 4).tolist() for ns in GOALS})
+                if max(off().values()) < 1.0:
                     break
                 # Only a controller that dropped its move (a state later than state_timeout: two arms and two loops
                 # on two loaded cores) may miss its goal: it holds where the arm is, as designed, and says so.  The
                 # test then sends the move again, as a user would.
-                missed = [ns for ns in GOALS if off()[ns] >= 5e-3]
+                missed = [ns for ns in GOALS if off()[ns] >= 1.0]
                 reasons = {ns: status[ns][-1].mode_reason for ns in missed}
                 assert all(any(w in r for w in DROPPED) for r in reasons.values()), (off(), reasons)
                 print(f"attempt {attempt}: {reasons}; sent again")
             for ns, goal in GOALS.items():  # each arm at its own goal, 0.9+ rad from the other's
-                np.testing.assert_allclose(q[ns], goal, atol=5e-3, err_msg=ns)
+                assert np.all(np.abs(q[ns] - goal) < bands[ns]), (ns, q[ns] - goal, bands[ns])
             assert not root_states, "a node published on the root /joint_states"
             assert not one.dead() and not two.dead(), (one.dead(), two.dead())
     finally:
