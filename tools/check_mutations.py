@@ -103,6 +103,10 @@ MUTATIONS = (
              "dt = self.period", GUARD_TESTS),
     Mutation("the guard's command never applied", GUARD, "return np.array(inverse(q, qd, np.clip(a, lo, hi)), dtype=float)",
              "return tau", GUARD_TESTS),
+    # bounded work per request: the C take of a huge request does not hold the GIL (other services go on)
+    Mutation("the GIL held during a service's take", "robot_dynamics/ros/gil_free_take.py",
+             "                    return ctypes.CDLL(path)", "                    return ctypes.PyDLL(path)",
+             ("test/test_gil_free_take.py",)),
     Mutation("an effort limit below gravity accepted", GUARD, "low = np.asarray(effort, float) < need",
              "low = np.asarray(effort, float) < 0", GUARD_TESTS),
     Mutation("the controller does not guard", CONTROLLER, "if ctx.guard is not None:  # the arm stays inside",

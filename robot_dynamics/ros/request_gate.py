@@ -30,6 +30,9 @@ from typing import Any
 
 from rclpy.serialization import deserialize_message, serialize_message
 
+from .gil_free_take import GilFreeTake
+from .gil_free_take import capsule_pointer as _capsule_pointer
+
 
 class Oversize:
     """What a gate hands on instead of a request with more points than its limit (no Python message made)."""
@@ -87,13 +90,6 @@ class GoalOfTrajectory(ctypes.Structure):
 
 
 _CONVERT_TO_PY = ctypes.PYFUNCTYPE(ctypes.py_object, ctypes.c_void_p)  # PyObject *convert_to_py(void *ros_message)
-
-
-def _capsule_pointer(capsule: Any) -> int:
-    get_name, get_pointer = ctypes.pythonapi.PyCapsule_GetName, ctypes.pythonapi.PyCapsule_GetPointer
-    get_name.restype, get_name.argtypes = ctypes.c_char_p, (ctypes.py_object,)
-    get_pointer.restype, get_pointer.argtypes = ctypes.c_void_p, (ctypes.py_object, ctypes.c_char_p)
-    return int(get_pointer(capsule, get_name(capsule)))
 
 
 def _new_capsule(pointer: int) -> Any:
@@ -174,6 +170,7 @@ class RequestGate:
         if gate is not None:
             service.srv_type = type(srv_type.__name__, (), {"Request": gate.gated_type, "Response": srv_type.Response,
                                                              "Event": getattr(srv_type, "Event", None)})
+        GilFreeTake.attach(service, srv_type.Request)  # the C take without the GIL, under runtime's executors
         return gate
 
 

@@ -28,7 +28,7 @@ from typing import Any
 import rclpy
 from rcl_interfaces.msg import SetParametersResult
 from rclpy.clock import ClockType
-from rclpy.executors import ExternalShutdownException, MultiThreadedExecutor, SingleThreadedExecutor
+from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
 from rclpy.node import Node
 from rclpy.qos import QoSProfile, ReliabilityPolicy
 from rclpy.signals import SignalHandlerOptions
@@ -37,6 +37,7 @@ from rosgraph_msgs.msg import Clock as ClockMsg
 
 from ..safety.refusal import Refused
 from .cdr import CDRError, read_clock
+from .gil_free_take import GilFreeExecutor, GilFreeSingleThreadedExecutor
 
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 
@@ -115,7 +116,7 @@ def _spin_side_nodes(node: Any, stop: threading.Event) -> list[tuple[threading.T
     out = []
     for side_node in getattr(node, "side_nodes", ()):
         threads = getattr(side_node, "executor_threads", 0)
-        side_executor = MultiThreadedExecutor(num_threads=threads) if threads else SingleThreadedExecutor()
+        side_executor = GilFreeExecutor(num_threads=threads) if threads else GilFreeSingleThreadedExecutor()
         side_executor.add_node(side_node)
 
         def spin(ex: SingleThreadedExecutor = side_executor, n: Any = side_node) -> None:
@@ -153,11 +154,11 @@ def run_node(factory: Callable[[], Node], args: Sequence[str] | None = None) -> 
     try:
         node = factory()
         if getattr(node, "multithreaded", False):
-            executor = MultiThreadedExecutor(num_threads=int(getattr(node, "executor_threads", 4)))
+            executor = GilFreeExecutor(num_threads=int(getattr(node, "executor_threads", 4)))
         elif getattr(node, "executor_kind", None) == "events":
             executor = _events_executor(node)
         else:
-            executor = SingleThreadedExecutor()
+            executor = GilFreeSingleThreadedExecutor()
         executor.add_node(node)
         side = _spin_side_nodes(node, stop)
         # objects made at start-up never need the cyclic collector again: fewer, shorter GC pauses
