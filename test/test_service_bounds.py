@@ -135,6 +135,14 @@ def rss_mb(pid: int) -> float:
     return float("nan")
 
 
+def rss_parts(pid: int) -> str:
+    """VmRSS split as the kernel counts it (anonymous heap, mapped files, shared memory: DDS's segments)."""
+    keys = ("RssAnon", "RssFile", "RssShmem")
+    values = {line.split(":")[0]: int(line.split()[1]) / 1024 for line in
+              Path(f"/proc/{pid}/status").read_text().splitlines() if line.split(":")[0] in keys}
+    return ", ".join(f"{k[3:].lower()} {values.get(k, float('nan')):.0f}" for k in keys)
+
+
 def figures(latencies: list[float]) -> str:
     x = 1e3 * np.asarray(latencies)
     return (f"{len(x)} calls, median {np.median(x):.2f} ms, p95 {np.percentile(x, 95):.2f} ms, max {x.max():.2f} ms"
@@ -276,7 +284,7 @@ def test_million_points_from_an_unbounded_client_refused_before_conversion(serve
         _terms(client, c, model)
     idle = [_terms(client, c, model) for _ in range(200)]
     time.sleep(1.0)
-    rss_before = rss_mb(proc.pid)
+    rss_before, parts_before = rss_mb(proc.pid), rss_parts(proc.pid)
     s = _send_unbounded(tmp_path, monkeypatch, 1_000_000, 30.0, type_information=False)
     probes: list[tuple[float, float]] = []
     peak = rss_before
@@ -296,7 +304,7 @@ def test_million_points_from_an_unbounded_client_refused_before_conversion(serve
                                      "to Python objects"), res["message"]
     during = [lat for t, lat in probes if res["t_sent"] <= t <= res["t_done"]]
     time.sleep(2.0)  # the housekeeping thread trims the heap within a quarter of a second
-    rss_after = rss_mb(proc.pid)
+    rss_after, parts_after = rss_mb(proc.pid), rss_parts(proc.pid)
     after = call_service(client, c["id"], InverseDynamics.Request(points=[JointTrajectoryPoint(positions=[0.0] * 6)]))
     assert after.success and np.allclose(after.points[0].effort, model.gravity_torques(np.zeros(6)), atol=1e-10)
     assert proc.poll() is None
@@ -305,7 +313,7 @@ def test_million_points_from_an_unbounded_client_refused_before_conversion(serve
           f"({res['message'].split('; ')[-1]}\n~/dynamic_terms idle: {figures(idle)}\n"
           f"~/dynamic_terms meanwhile: {figures(during)}\n"
           f"server RSS: before {rss_before:.0f} MB, peak (sampled) {peak:.0f} MB, 2 s after {rss_after:.0f} MB "
-          f"({rss_after - rss_before:+.0f} MB)")
+          f"({rss_after - rss_before:+.0f} MB; {parts_before} -> {parts_after} MB)")
     assert rss_after - rss_before < 100.0, (rss_before, rss_after)  # before issue 29: +782 MB for good
 
 
