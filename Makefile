@@ -33,7 +33,7 @@ $(STAMPS)/venv:
 
 $(STAMPS)/requirements: requirements.txt $(STAMPS)/venv
 	$(VPY) -m pip install -q -r requirements.txt
-	$(VPY) -c "import rclpy, numpy, scipy, sympy, pinocchio, mujoco, urdf_parser_py"
+	$(VPY) -c "import rclpy, numpy, scipy, sympy, pinocchio, mujoco, urdf_parser_py, dask, distributed"
 	$(VPY) tools/fix_cmake_exports.py
 	@touch $@
 

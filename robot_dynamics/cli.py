@@ -10,7 +10,8 @@ Commands (names and flags are a contract):
   base-params URDF [--base LINK] [--tip LINK] [--json]
   inertia-report ROBOT [--samples N] [--seed S] [--plot PNG] [--json] [--base LINK] [--tip LINK]
   identify URDF DATA... [--base LINK] [--tip LINK] [--lock JOINT=VALUE...] [--parameters FILE] [--method ols|wls]
-           [--topic T] [-o YAML] [--model-output YAML] [--urdf-output URDF] [--json]
+           [--topic T] [--dask local|ADDRESS] [-o YAML] [--model-output YAML] [--urdf-output URDF]
+           [--physically-consistent] [--json]
   identify-record --robot NAME --output DIR [--duration S] [--model-error E] [--json]
 
 The long commands (identify, identify-record) print a progress line on stdout at every step (reading,
@@ -590,9 +591,15 @@ def build_parser() -> argparse.ArgumentParser:
     idf.add_argument("--effort-delay", type=_number(lo=0.0, hi=1.0), default=0.0,
                      help="s: the efforts lag the positions by this much (e.g. half a control period for a held "
                           "effort command; identify-record's bags: 0.001)")
+    idf.add_argument("--dask", default=None, metavar="ADDRESS",
+                     help="reduce the pieces of the recordings on Dask: 'local' (a local cluster sized to this machine) "
+                          "or a scheduler's address (tcp://HOST:PORT); needs the packages dask and distributed")
     idf.add_argument("-o", "--output", default=None, help="write the estimates as YAML")
     idf.add_argument("--model-output", default=None, help="write the identified model (robot model YAML)")
     idf.add_argument("--urdf-output", default=None, help="write a physically consistent identified URDF")
+    idf.add_argument("--physically-consistent", action="store_true",
+                     help="also fit the estimate constrained to a physical arm (M > 0, inertias positive definite "
+                          "with the triangle inequality, Ia, Fc, Fv >= 0), report what it changed; outputs carry it")
     idf.add_argument("--json", action="store_true", help="print names, values, relative_std as one JSON object")
     _add_description_options(idf)
     idf.set_defaults(func=_cmd_identify)

@@ -1,7 +1,8 @@
 """The README's identification example runs as written and shows progress (issue: ``identify`` needed a
 ``data.npz`` the README never told how to make; ``identify-record`` printed nothing for 40–70 s).
 
-The commands are read from the README itself (the ``bash`` block of "### Identification from a recording"),
+The commands are read from the README itself (the ``bash`` block of "### Identification from a recording", and
+the identify-record / identify pair of the command list under "## Command line"),
 so the test breaks when the README drifts; they run in a temporary directory (``.venv`` linked to the
 project's) exactly as written.  Oracle of the result: the estimates are compared with the base parameters of
 the simulated plant, ``perturbed(planar2r, 0.3, seed 2)``, as the README says it is.
@@ -9,6 +10,7 @@ the simulated plant, ``perturbed(planar2r, 0.3, seed 2)``, as the README says it
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shlex
@@ -112,3 +114,39 @@ def test_readme_identification_example_runs_as_written_with_progress(tmp_path):
     big = np.abs(true.values) > 1e-6
     rel = np.abs(np.array(est["values"]) - true.values)[big] / np.abs(true.values[big])
     assert rel.max() < 0.02, dict(zip(np.array(true.names)[big], rel, strict=True))
+
+
+@pytest.mark.ros
+@pytest.mark.slow
+def test_readme_command_list_identification_runs_as_written(tmp_path):
+    """The ``identify-record`` / ``identify`` pair of the README's command list ("## Command line": the RX-90,
+    ``--json``) runs as written: the identify command's JSON gives the estimates identify-record computed on the
+    same bag (its ``estimates.yaml``), and the well-excited ones match the simulated plant, ``perturbed(rx90, 0.3,
+    seed 0)`` (identify-record's default seed), as the README's example says."""
+    cmds = [c for c in commands(section_block("## Command line")) if c[1] in ("identify-record", "identify")]
+    assert [c[:3] for c in cmds] == [[EXE, "identify-record", "--robot"], [EXE, "identify", "rx90"]], cmds
+    assert "--json" in cmds[1]
+    (tmp_path / ".venv").symlink_to(ROOT / ".venv")
+    env = dict(os.environ, RD_IDENTIFY_DOMAIN_ID=os.environ["ROS_DOMAIN_ID"], PYTHONUNBUFFERED="1")
+    env["PYTHONPATH"] = os.pathsep.join([str(ROOT), *filter(None, [env.get("PYTHONPATH")])])
+    outs = {}
+    for argv in cmds:
+        code, lines, err, total = _run(argv, tmp_path, env)
+        print(f"\n{argv[1]}: {total:.1f} s")
+        assert code == 0, (shlex.join(argv), err[-2000:], lines[-20:])
+        outs[argv[1]] = "\n".join(s for _, s in lines)
+    res = json.loads(outs["identify"])
+    out_dir = tmp_path / cmds[0][cmds[0].index("--output") + 1]
+    rec = yaml.safe_load((out_dir / "estimates.yaml").read_text())
+    assert res["names"] == rec["names"]
+    np.testing.assert_allclose(res["values"], rec["values"], rtol=1e-9, atol=1e-12)
+    from robot_dynamics.identification.estimation import base_parameters_of
+
+    true = base_parameters_of(perturbed(load_model("rx90"), float(cmds[0][cmds[0].index("--model-error") + 1]), 0))
+    truth = dict(zip(true.names, true.values, strict=True))
+    t = np.array([truth[n] for n in res["names"]])
+    rel_std = np.array([np.inf if s is None else s for s in res["relative_std"]])
+    well = (rel_std < 2.0) & (np.abs(t) > 1e-6)
+    assert well.sum() >= len(t) // 2, rel_std
+    err = np.abs(np.array(res["values"]) - t)[well] / np.abs(t[well])
+    assert err.max() < 0.03, dict(zip(np.array(res["names"])[well], err, strict=True))

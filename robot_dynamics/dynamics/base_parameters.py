@@ -200,25 +200,31 @@ class BaseParameters:
         return regressor(self.model, q, qd, qdd, gravity=gravity)[..., self.columns]
 
     def table(self) -> str:
-        """Plain-text table: name, relation, value."""
-        rel = [str(r) + ("   [numerical, step (c)]" if nm in self.numerical else "")
+        """Plain-text table: name, relation (as printed: :func:`~.relations.printed_relations`), value."""
+        from .relations import printed_relations
+
+        rel = [r + ("   [numerical, step (c)]" if nm in self.numerical else "")
                + ("   [identifiability rank]" if nm in self.rank_grouped else "")
-               for nm, r in zip(self.names, self.relations, strict=True)]
+               for nm, r in zip(self.names, printed_relations(self), strict=True)]
         w = max([4] + [len(n) for n in self.names])
         lines = [f"{'name':<{w}}  {'value':>14}  relation", "-" * (w + 28)]
         lines += [f"{nm:<{w}}  {v:>14.6g}  {r}" for nm, v, r in zip(self.names, self.values, rel, strict=True)]
         return "\n".join(lines)
 
     def to_dict(self) -> dict[str, Any]:
+        """``relation``: as printed (:func:`~.relations.printed_relations`); ``relation_symbolic``: :attr:`relations`."""
+        from .relations import printed_relations
+
+        printed = printed_relations(self)
         return {
             "robot": getattr(self.model, "name", ""),
             "method": self.method,
             "count": self.count,
             "inertial_count": self.inertial_count,
             "parameters": [
-                {"name": nm, "relation": str(r), "value": float(v), "numerical": nm in self.numerical,
-                 "rank_grouped": nm in self.rank_grouped}
-                for nm, r, v in zip(self.names, self.relations, self.values, strict=True)
+                {"name": nm, "relation": pr, "relation_symbolic": str(r), "value": float(v),
+                 "numerical": nm in self.numerical, "rank_grouped": nm in self.rank_grouped}
+                for nm, pr, r, v in zip(self.names, printed, self.relations, self.values, strict=True)
             ],
             "eliminated": list(self.eliminated),
             "notes": list(self.notes),

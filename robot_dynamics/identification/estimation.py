@@ -56,12 +56,16 @@ GAP_PERIODS = 4.5  # an interval between recorded samples longer than this many 
 
 def base_parameters_of(model: RobotModel) -> Any:
     """The base parameters of ``model`` (issue 5): ``names``, ``values``, ``matrix`` (values = matrix @
-    standard values), ``regressor(q, qd, qdd)``."""
+    standard values), ``regressor(q, qd, qdd)``.  A coupled transmission adds its coupled rotor inertias ``Iam<k>``
+    (:func:`~robot_dynamics.dynamics.coupled_rotor.coupled_base_parameters`; ``matrix`` then over the standard
+    parameters and the Iam); any other model gets the base parameters of 000 unchanged."""
+    from ..dynamics.coupled_rotor import coupled_base_parameters
+
     if hasattr(model, "base_parameters"):
-        return model.base_parameters()
+        return coupled_base_parameters(model, model.base_parameters())
     from ..dynamics.base_parameters import base_parameters
 
-    return base_parameters(model)
+    return coupled_base_parameters(model, base_parameters(model))
 
 
 def observation_matrix(base: Any, q: Any, qd: Any, qdd: Any) -> np.ndarray:
@@ -232,12 +236,15 @@ def physically_consistent_estimate(
     """A realizable model (M > 0, I_c ≻ 0, Ia, Fc, Fv ≥ 0) fitted to the data, started from ``model``.
 
     Minimizes ``‖W x − Y‖² / ‖Y‖² + prior_weight ‖x − x_nominal‖² / ‖x_nominal‖²`` over the
-    parametrization of the module docstring (W: standard regressor of the samples).
+    parametrization of the module docstring (W: standard regressor of the samples; Y: the efforts minus the
+    coupled rotor term I_c q̈ of ``model``'s transmission, which the returned model keeps).
     """
     import scipy.optimize
 
     n = model.dof
     q, qd, qdd, tau = (np.asarray(a, float) for a in (q, qd, qdd, effort))
+    if getattr(model, "has_rotor_coupling", False):  # the model's (and the result's) known term I_c q̈, not in W
+        tau = tau - qdd @ model.rotor_coupling
     w = model.regressor(q, qd, qdd).reshape(-1, 13 * n)
     y = tau.reshape(-1)
     x_nom = model.standard_parameter_values
@@ -268,6 +275,7 @@ def identify(
     base: Any = None,
     friction: str = "coulomb_viscous",
     refine: str = "all",
+    equations: dict[str, Any] | None = None,
 ) -> IdentificationResult:
     """The whole pipeline on recorded data (:class:`~robot_dynamics.identification.data.IdentificationData`).
 
@@ -295,6 +303,9 @@ def identify(
     ``friction``: ``"coulomb_viscous"`` (7.27), ``"coulomb_viscous_offset"`` (+ Foff) or ``"stribeck"``
     (+ Foff and the Stribeck term of 7.26, nonlinear least squares, ``refine``; its columns go through the
     parallel filter too), see :mod:`robot_dynamics.identification.friction`.
+
+    ``equations``: a dict filled with the equations fitted (``base``, ``w3``, ``tau``, ``keep``), e.g. for
+    :func:`~.consistent.physically_consistent_fit`.
     """
     if not (np.isfinite(effort_delay) and effort_delay >= 0.0):
         raise ValueError(f"effort_delay must be finite and >= 0, got {effort_delay}")
@@ -329,6 +340,8 @@ def identify(
                          f"{min_velocity:g} on {int(keep.sum())} of {keep.size}, largest |q̇| "
                          f"{float(np.abs(full.qd).max()):.3g}): did the arm follow the exciting trajectory? Record "
                          "longer or lower --min-velocity")
+    if equations is not None:  # the equations fitted (``base``, ``w3``, ``tau``, ``keep``): .consistent refits them
+        equations.update(base=base, w3=w3[sl], tau=tau[sl], keep=keep)
     return estimate_from_matrix(model, base, w3[sl], tau[sl], method=method, keep=keep, friction=friction,
                                 qd=full.qd if filt is not None else full.qd[sl], refine=refine,
                                 filt=filt)

@@ -27,7 +27,7 @@ import numpy as np
 from ..model.inertia import central_inertia
 from ..model.robot_model import RobotModel
 from .data import MOTOR_SUFFIX, joint_side_data
-from .estimation import IdentificationResult
+from .estimation import IdentificationResult, base_parameters_of
 from .progress import report
 from .update import model_with_base_parameters, updated_model
 
@@ -168,7 +168,7 @@ def plausibility_warnings(model: RobotModel, res: IdentificationResult) -> list[
 
 def nominal_values(model: RobotModel, names: list[str]) -> list[float | None]:
     """The nominal model's value of each base parameter (or extended friction term) of ``names``."""
-    base = model.base_parameters()
+    base = base_parameters_of(model)  # with the coupled rotor inertias Iam<k> of a coupled transmission
     known = dict(zip(base.names, np.asarray(base.values, float), strict=True))
     out: list[float | None] = []
     for name in names:
@@ -190,7 +190,10 @@ def identify_cli(args: Any, model: RobotModel | None = None) -> int:
     Every fit is checked for physical plausibility (:func:`plausibility_warnings`): one warning line each on
     stderr, and the ``plausibility_warnings`` field of ``--json``.  Several DATA (``args.data`` a list), an NPZ of
     more than :data:`~.data.MAX_SAMPLES` samples, or one whose observation matrix exceeds the in-memory limit
-    (:func:`max_identification_samples`): :func:`~.streaming.identify_streaming`, one estimate of every row."""
+    (:func:`max_identification_samples`): :func:`~.streaming.identify_streaming`, one estimate of every row.
+    ``--physically-consistent`` (``args.physically_consistent``): :func:`~.consistent.physically_consistent_fit` on the
+    same equations, reported next to the estimate (which parameters it changed, or that it equals it); -o, --model-output
+    and --urdf-output then carry the constrained estimate."""
     import json
     import sys
 
@@ -215,8 +218,20 @@ def identify_cli(args: Any, model: RobotModel | None = None) -> int:
     # the data in memory: their recording is read whole (and refused as before when too long)
     data: Any = None
     whole = options["friction"] == "stribeck" or bool(args.urdf_output)
+    pc = bool(getattr(args, "physically_consistent", False))  # refits the in-memory equations (.consistent)
+    if pc and options["friction"] == "stribeck":
+        raise ValueError("--physically-consistent constrains a linear fit: use it with --friction coulomb_viscous or "
+                         "coulomb_viscous_offset")
+    whole = whole or pc
     npz = (npz_samples(paths[0]) or 0) if str(paths[0]).endswith(".npz") else 0
     single = len(paths) == 1 and npz <= (MAX_SAMPLES if whole else max_identification_samples(model))
+    dask = getattr(args, "dask", None)  # --dask: always streamed, the pieces reduced on Dask (.streaming_dask)
+    if dask and pc:
+        raise ValueError("--physically-consistent refits all the equations in memory: run it without --dask")
+    if dask and whole:
+        raise ValueError("--dask reduces the recordings piece by piece; the Stribeck fit and --urdf-output need all "
+                         "the samples in memory: run them without --dask")
+    single = single and not dask
     stream = not single
     if single:
         data = load_data(paths[0], topic=topic, joints=joints)
@@ -224,47 +239,63 @@ def identify_cli(args: Any, model: RobotModel | None = None) -> int:
         report(f"{data.samples} samples of {data.dof} joints over {data.t[-1] - data.t[0]:.4g} s")
         stream = not whole and max_identification_samples(model) < grid_samples(data) <= MAX_SAMPLES
         paths = [data] if stream else paths
-    if model.has_rotor_coupling:
-        print("robot-dynamics identify: warning: the coupled transmission's off-diagonal rotor inertia I_c is "
-              "not a base parameter: its efforts I_c q̈ are left in the data", file=sys.stderr)
     if not stream:
         check_identification_size(model, data, cutoff=cutoff, band=band,
                                   decimate=args.decimate if args.urdf_output else 1)
-        res = identify(model, data, **options)
+        equations: dict[str, Any] = {}  # the equations fitted, refitted by --physically-consistent
+        res = identify(model, data, equations=equations, **options)
     else:
         if args.urdf_output:
             raise ValueError("--urdf-output fits all the samples in memory: give one recording of at most "
                              f"{MAX_SAMPLES} samples ({max_identification_samples(model)} on a uniform grid)")
-        res = identify_streaming(model, paths, topic=topic, joints=joints, **options)
+        if pc:
+            raise ValueError("--physically-consistent refits all the equations in memory: give one recording of at "
+                             f"most {max_identification_samples(model)} samples on a uniform grid")
+        res = identify_streaming(model, paths, topic=topic, joints=joints, scheduler=dask or None, **options)
     report("checking the physical plausibility of the estimates")
     warnings = plausibility_warnings(model, res)
     for w in warnings:
         print(f"robot-dynamics identify: warning: {w['message']}", file=sys.stderr)
+    fit = None
+    if pc:
+        from .consistent import physically_consistent_fit
+
+        report("fitting the physically consistent estimate (nonlinear least squares on the same equations)")
+        fit = physically_consistent_fit(model, equations, res)
     if args.output:
         report(f"writing the estimates to {args.output}")
-        Path(args.output).write_text(result_to_yaml(res))
+        Path(args.output).write_text(result_to_yaml(res if fit is None else fit.result(res)))
     if args.model_output:
         report(f"writing the identified model to {args.model_output}")
-        Path(args.model_output).write_text(updated_model(model, res.names, res.values).to_yaml())
-    if args.urdf_output:
+        Path(args.model_output).write_text((updated_model(model, res.names, res.values) if fit is None
+                                            else fit.model).to_yaml())
+    if args.urdf_output and fit is not None:  # the constrained fit's realizable model
+        report(f"writing the physically consistent URDF to {args.urdf_output}")
+        write_model_urdf(fit.model, args.urdf_output)
+    elif args.urdf_output:
         report("fitting a physically consistent model (nonlinear least squares)")
         p = preprocess(data.reorder(model.joint_names), cutoff=cutoff, decimate=max(args.decimate, 1))
         consistent = physically_consistent_estimate(model, p.q, p.qd, p.qdd, p.effort)
         report(f"writing the physically consistent URDF to {args.urdf_output}")
         write_model_urdf(consistent, args.urdf_output)
     if args.json:
-        print(json.dumps({"names": res.names, "values": res.values.tolist(),
-                          "relative_std": [float(x) if np.isfinite(x) else None for x in res.relative_std],
-                          "method": res.method, "condition_number": res.condition_number,
-                          "residual_rms": res.residual_rms.tolist(), "samples": res.samples,
-                          "robot": model.name, "joint_names": list(model.joint_names), "base_link": model.base_link,
-                          "tip_link": model.tip_link, "locked_joints": dict(model.locked_joints),
-                          "nominal_values": nominal_values(model, list(res.names)),
-                          "physically_plausible": not warnings, "plausibility_warnings": warnings}))
+        payload = {"names": res.names, "values": res.values.tolist(),
+                   "relative_std": [float(x) if np.isfinite(x) else None for x in res.relative_std],
+                   "method": res.method, "condition_number": res.condition_number,
+                   "residual_rms": res.residual_rms.tolist(), "samples": res.samples,
+                   "robot": model.name, "joint_names": list(model.joint_names), "base_link": model.base_link,
+                   "tip_link": model.tip_link, "locked_joints": dict(model.locked_joints),
+                   "nominal_values": nominal_values(model, list(res.names)),
+                   "physically_plausible": not warnings, "plausibility_warnings": warnings}
+        if fit is not None:
+            payload["physically_consistent"] = fit.to_dict()
+        print(json.dumps(payload))
     else:
         print(f"robot {model.name!r}: {res.samples} samples, {res.method.upper()}, cond(W_b) = {res.condition_number:.4g}")
         print(res.table())
         print(f"residual RMS per joint: {np.round(res.residual_rms, 6).tolist()}")
         print("physically plausible" if not warnings else f"NOT physically plausible: {len(warnings)} warning(s) "
-              "on stderr")
+              "on stderr" + ("" if pc else " (--physically-consistent constrains the fit)"))
+        for line in [] if fit is None else fit.lines():
+            print(line)
     return 0

@@ -25,6 +25,10 @@ recording first, so such recordings, CSV files and ROS 2 bags are loaded by :fun
 limits) and only the observation is streamed.  Several recordings: each filtered on its own, all rows in
 one estimate.  Not streamed: the Stribeck friction (nonlinear least squares on all the rows) and the
 physically consistent fit (``--urdf-output``).
+
+On Dask (``scheduler=``, ``identify --dask``): the same pieces, read here, are reduced to triangles by Dask
+tasks (:func:`~.pieces.piece_rows` on a worker), and the triangles combined by QR of stacked triangles, a tree
+reduction of the same least-squares problem (:mod:`.streaming_dask`).
 """
 
 from __future__ import annotations
@@ -46,18 +50,16 @@ from .data import (
     filter_transient_samples,
     joint_side_data,
     load_data,
-    preprocess,
     uniform_samples,
 )
 from .estimation import (
     METHODS,
     IdentificationResult,
-    _lstsq,
     base_parameters_of,
-    filtered_observation,
     gap_samples,
 )
 from .friction import FRICTION_MODELS, with_friction
+from .pieces import Triangles, piece_rows
 from .progress import report
 
 __all__ = ["MAX_RECORDING_SAMPLES", "MIN_CHUNK", "identify_streaming", "npz_samples", "overlap_samples"]
@@ -183,37 +185,6 @@ class _NpzSource:
         self.npz.close()
 
 
-class _Triangles:
-    """Per joint, the triangle ``T_j`` of the rows ``[W_j | y_j]`` added so far (module docstring)."""
-
-    def __init__(self, n: int, b: int) -> None:
-        self.t = [np.zeros((0, b + 1)) for _ in range(n)]
-        self.rows = np.zeros(n, int)
-
-    def add(self, j: int, w: np.ndarray, y: np.ndarray) -> None:
-        if w.shape[0]:
-            self.t[j] = np.linalg.qr(np.vstack([self.t[j], np.column_stack([w, y])]), mode="r")
-            self.rows[j] += w.shape[0]
-
-    def sq_residual(self, beta: np.ndarray) -> np.ndarray:
-        """‖W_j β − y_j‖² per joint."""
-        x = np.append(beta, -1.0)
-        return np.array([float(np.sum((tj @ x) ** 2)) for tj in self.t])
-
-    def solve(self, scale: np.ndarray, names: list[str], base: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """β̂, covariance and R of the rows of joint j divided by ``scale[j]`` (:func:`~.estimation._lstsq`)."""
-        b = self.t[0].shape[1] - 1
-        r = int(self.rows.sum())
-        if r <= b:
-            raise ValueError(f"{r} equations for {b} base parameters: record more samples")
-        tri = np.linalg.qr(np.vstack([tj / s for tj, s in zip(self.t, scale, strict=True)]), mode="r")
-        tri = np.vstack([tri, np.zeros((b + 1 - tri.shape[0], b + 1))]) if tri.shape[0] < b + 1 else tri
-        # [R; 0] β = [z; ρ]: the least-squares residual is ρ², so _lstsq's σ² is ρ² and its covariance ρ² (RᵀR)⁻¹
-        w = np.vstack([tri[:b, :b], np.zeros((1, b))])
-        beta, cov, _ = _lstsq(w, tri[:, b], names, base)
-        return beta, cov / (r - b), tri[:b, :b]
-
-
 Piece = Callable[[int, int], IdentificationData]
 
 
@@ -268,11 +239,22 @@ def identify_streaming(
     chunk: int | None = None,
     topic: str = JOINT_STATES,
     joints: list[str] | None = None,
+    scheduler: Any = None,
 ) -> IdentificationResult:
     """The estimate of :func:`~.estimation.identify` (same arguments) from one or several ``recordings`` (paths
     of NPZ / CSV / ROS 2 bags, or :class:`~.data.IdentificationData`), piece by piece (module docstring).
     Several recordings: each filtered and trimmed on its own, one estimate of all their rows.  ``chunk``:
-    samples of a piece (default: about :data:`CHUNK_ENTRIES` entries of W, at least :data:`MIN_CHUNK`)."""
+    samples of a piece (default: about :data:`CHUNK_ENTRIES` entries of W, at least :data:`MIN_CHUNK`).
+    ``scheduler``: the pieces reduced by Dask tasks (:mod:`.streaming_dask`): ``"local"`` (a local cluster of
+    this call), a scheduler's address, or a ``distributed.Client`` (left open); None: in this process."""
+    if isinstance(scheduler, str):  # a client (and local cluster) of this call: opened, used, closed
+        from .streaming_dask import dask_client
+
+        with dask_client(scheduler) as client:
+            return identify_streaming(model, recordings, method=method, cutoff=cutoff, band=band, decimate=decimate,
+                                      trim=trim, min_velocity=min_velocity, effort_delay=effort_delay,
+                                      friction=friction, base=base, chunk=chunk, topic=topic, joints=joints,
+                                      scheduler=client)
     if method not in METHODS:
         raise ValueError(f"method must be one of {METHODS}, got {method!r}")
     if friction not in FRICTION_MODELS or friction == "stribeck":
@@ -289,8 +271,13 @@ def identify_streaming(
     if int(chunk) < MIN_CHUNK:
         raise ValueError(f"chunk must be at least {MIN_CHUNK} samples, got {chunk}")
     chunk, k = int(chunk), max(int(decimate), 1)
-    kept, every = _Triangles(n, nb), _Triangles(n, nb)
+    kept, every = Triangles(n, nb), Triangles(n, nb)
     samples, speed = 0, 0.0
+    pool = None
+    if scheduler is not None:  # a distributed.Client: its workers reduce the pieces
+        from .streaming_dask import DaskReduction
+
+        pool = DaskReduction(scheduler, model, base, friction)
     for number, rec in enumerate(recordings, 1):
         size, dt, fs, piece, raw, close, name = _recording(rec, model, topic, joints)
         try:
@@ -305,28 +292,28 @@ def identify_streaming(
             count = -(-size // chunk)
             report(f"recording {number} of {len(recordings)}: {size} samples over {(size - 1) * dt:.4g} s in {count} piece(s) of about {chunk} "
                    f"(+{over} on each side)")
+            layout = {"size": size, "m": m, "k": k, "dt": dt, "fs": fs, "cutoff": cutoff, "band": band,
+                      "effort_delay": effort_delay, "min_velocity": min_velocity}
             for c in range(count):
                 a, b = c * chunk, min(size, (c + 1) * chunk)
                 a0, b0 = max(0, a - over), min(size, b + over)
-                full = preprocess(piece(a0, b0), cutoff=cutoff, decimate=1, trim=0.0, dt=dt)
-                w3, tau = filtered_observation(base, full, fs, band=band, effort_delay=effort_delay, quiet=True)
-                lo = max(a, m)
-                first = m + -(-(lo - m) // k) * k
-                idx = np.arange(first, min(b, size - m), k)
-                loc = idx - a0
-                w3, tau, qd = w3[loc], tau[loc], full.qd[loc]
-                keep = np.abs(qd) >= min_velocity
-                if gap is not None:
-                    keep &= ~gap[idx][:, None]
+                done = f"recording {number}: piece {c + 1} of {count} reduced ({b} of {size} samples)"
+                if pool is not None:  # the same piece reduced by a Dask task (read here, sent to a worker)
+                    pool.submit(piece(a0, b0), a0, a, b, None if gap is None else gap[a0:b0], layout, done)
+                    continue
+                w3, tau, keep, top = piece_rows(base, piece(a0, b0), a0, a, b,
+                                                gap=None if gap is None else gap[a0:b0], **layout)
                 for j in range(n):
                     kept.add(j, w3[keep[:, j], j], tau[keep[:, j], j])
                     every.add(j, w3[:, j], tau[:, j])
-                samples += idx.size
-                speed = max(speed, float(np.abs(full.qd).max()))
-                report(f"recording {number}: piece {c + 1} of {count} reduced ({b} of {size} samples)")
+                samples += w3.shape[0]
+                speed = max(speed, top)
+                report(done)
         finally:
             if close is not None:
                 close()
+    if pool is not None:
+        kept, every, samples, speed = pool.result()
     total = int(kept.rows.sum())
     if total <= nb:
         raise ValueError(f"{total} joint equations left for {nb} base parameters (|q̇| >= {min_velocity:g} on {total} "

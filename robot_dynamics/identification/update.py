@@ -3,7 +3,8 @@
 :func:`updated_model` takes either the base parameters of 000 (names as :func:`~.estimation.base_parameters_of`
 gives them: the model gets the minimum-norm standard parameters with exactly these base values, so its dynamic
 model is the identified one whatever the grouping, :func:`model_with_base_parameters`) or standard parameters
-(``XX1`` … ``M<n>``, ``Ia<n>``, ``Fc<n>``, ``Fv<n>``: those named replace the model's, the others are kept), in
+(``XX1`` … ``M<n>``, ``Ia<n>``, ``Fc<n>``, ``Fv<n>``, and the ``Iam<k>`` of a coupled transmission, written back as
+its motor inertias, :mod:`~robot_dynamics.dynamics.coupled_rotor`: those named replace the model's, the others are kept), in
 both cases with the extended friction terms of an identification (``Foff<j>``, ``Fs<j>``, ``vs<j>``,
 :mod:`.friction`).  The geometry, joints and limits never change.  A result that describes no physical arm is
 refused — a controller given such a model pushes the arm away instead of holding it, or is driven by friction
@@ -34,6 +35,7 @@ from typing import Any
 import numpy as np
 
 from ..control.gains import sampling_box
+from ..dynamics.coupled_rotor import coupled_rotor_names, model_with_coupled_base_parameters, model_with_coupled_rotor
 from ..model.inertia import inertia_tensor
 from ..model.robot_model import EXTRA_FRICTION_NAMES, RobotModel
 
@@ -42,8 +44,9 @@ __all__ = ["body_violation", "check_inertia", "model_with_base_parameters", "sig
 INERTIA_SAMPLES = 64  # configurations of the joint box (and the model's zero) where A(q) must be positive definite
 MIN_EIGEN_RATIO = 1e-9  # smallest eigenvalue of A(q) over its largest: below, A(q) counts as singular
 INERTIA_RTOL = 1e-9  # of the link's scale, max(|J_O|, M|c|^2): see the module docstring
-NON_NEGATIVE = {"Fv": "viscous friction", "Fc": "Coulomb friction", "Ia": "rotor inertia", "M": "mass"}
-_SIGNED = re.compile(r"(Fv|Fc|Ia|M)([1-9][0-9]*)")
+NON_NEGATIVE = {"Fv": "viscous friction", "Fc": "Coulomb friction", "Ia": "rotor inertia", "M": "mass",
+                "Iam": "coupled rotor inertia"}
+_SIGNED = re.compile(r"(Fv|Fc|Ia|Iam|M)([1-9][0-9]*)")
 
 
 def updated_model(model: RobotModel, names: Sequence[str], values: Any, check: bool = True) -> RobotModel:
@@ -77,13 +80,16 @@ def updated_model(model: RobotModel, names: Sequence[str], values: Any, check: b
             why = sign_violation(nm, v, model.dof)
             if why:
                 raise ValueError(why)
-    if all(nm in standard for nm, _ in rest):
+    coupled = set(coupled_rotor_names(model))  # Iam<k> of a coupled transmission (dynamics.coupled_rotor)
+    if all(nm in standard or nm in coupled for nm, _ in rest):
         x = model.standard_parameter_values.copy()
         for nm, v in rest:
-            x[standard.index(nm)] = v
+            if nm in standard:
+                x[standard.index(nm)] = v
         out = model.with_standard_parameters(x) if rest else model
+        out = model_with_coupled_rotor(out, {nm: v for nm, v in rest if nm in coupled})
         if check:  # every link the request touches must be a body
-            touched = sorted({standard.index(nm) // 13 for nm, _ in rest})
+            touched = sorted({standard.index(nm) // 13 for nm, _ in rest if nm in standard})
             for j in touched:
                 why = body_violation(out.inertial[j], j + 1)
                 if why:
@@ -159,7 +165,11 @@ def check_inertia(model: RobotModel, samples: int = INERTIA_SAMPLES, seed: int =
 
 
 def model_with_base_parameters(model: RobotModel, names: list[str], values: Any) -> RobotModel:
-    """A copy of ``model`` whose base parameters are ``values`` (by name, any order)."""
+    """A copy of ``model`` whose base parameters are ``values`` (by name, any order); with a coupled transmission,
+    those of :func:`~robot_dynamics.dynamics.coupled_rotor.coupled_base_parameters` (Iam written back as motor
+    inertias)."""
+    if coupled_rotor_names(model):
+        return model_with_coupled_base_parameters(model, names, values)
     base = model.base_parameters()  # (000's closed form; what estimation.base_parameters_of gives a RobotModel)
     vals = np.asarray(values, float)
     if vals.shape != (len(names),) or not np.all(np.isfinite(vals)):

@@ -39,7 +39,8 @@ Like the extra friction, I_c is added by the methods of the model, whatever the 
 (+ I_c q̈), ``inertia_matrix`` (+ I_c), ``forward_dynamics`` (q̈ = (A + I_c)⁻¹ A q̈₀, q̈₀ the engine's answer:
 A q̈₀ = Γ − H), ``kinetic_energy`` (+ ½ q̇ᵀ I_c q̇); H, Q and C do not depend on it (I_c is constant).  The free
 functions ``algorithm(model, ...)`` of :mod:`robot_dynamics.dynamics`, the compiled programs, the regressor and
-the base parameters are those of the 7.61 model (diagonal Ia); the MuJoCo plant carries the diagonal only
+the base parameters are those of the 7.61 model (diagonal Ia); the identification adds one column per coupled motor,
+its ``Iam<k>`` = N_k² J_mk (:mod:`robot_dynamics.dynamics.coupled_rotor`); the MuJoCo plant carries the diagonal only
 (:mod:`robot_dynamics.sim.simulator`).  The motor friction of a transmission is not part of the model's
 dynamics (the model's friction is Fc, Fv at the joints): :meth:`Transmission.friction_torques` maps it.
 
@@ -568,7 +569,8 @@ class RobotModel:
     def regressor(self, q: Any, qd: Any, qdd: Any, gravity: Any = None) -> np.ndarray:
         """Regressor W with ``W @ standard_parameter_values == inverse_dynamics`` (001 eq. 9.3) minus the
         optional friction terms (:meth:`extra_friction`: not linear in the standard parameters) and minus the
-        coupled rotor inertia term I_c q̈ of a transmission (:attr:`rotor_coupling`: no standard parameter)."""
+        coupled rotor inertia term I_c q̈ of a transmission (:attr:`rotor_coupling`: its columns, one per coupled
+        motor, are :func:`~robot_dynamics.dynamics.coupled_rotor.coupled_rotor_regressor`)."""
         if gravity is None:
             return self._engine.regressor(q, qd, qdd)
         return self._engine.with_gravity("regressor", gravity, q, qd, qdd)
