@@ -144,15 +144,13 @@ def test_without_a_gil_free_take_the_service_is_rclpys():
         srv = node.create_service(TimeScale, "/gil_free_test/plain", lambda req, resp: resp)
         assert not hasattr(srv, gft.ATTRIBUTE)
         calls: list[object] = []
-        executor = gft.GilFreeExecutor(num_threads=1)
 
         class Fake:  # not rclpy's pybind service: no GIL-free take can be attached
             handle = object()
 
         assert gft.GilFreeTake.attach(Fake(), TimeScale.Request) is None
-        assert gft._take_service(executor, srv, lambda s: calls.append(s) or "rclpy") == "rclpy"
+        assert gft._take_service(srv, lambda s: calls.append(s) or "rclpy") == "rclpy"
         assert calls == [srv]
-        executor.shutdown()
         node.destroy_node()
     finally:
         rclpy.shutdown()

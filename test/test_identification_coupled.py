@@ -41,6 +41,7 @@ from robot_dynamics.model.robots import load_model
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from pinocchio_from_mdh import pinocchio_model  # noqa: E402
+from test_identify_cli_parity import trajectory as sines  # noqa: E402
 
 WRIST_FILE = Path(__file__).resolve().parent / "data" / "rx90_coupled_wrist.yaml"
 N = np.array([120.0, 100.0, 80.0, 60.0, 50.0, 40.0])
@@ -61,21 +62,9 @@ def truth_model() -> RobotModel:
 
 def trajectory(model: RobotModel, seed: int, duration: float = 10.0, fs: float = 1000.0):
     """t, q, q̇, q̈ (analytic): four sines per joint inside 70 % of the joint range."""
-    rng = np.random.default_rng(seed)
     lim = model.limits
-    lo, hi = np.maximum(lim["lower"], -2.5), np.minimum(lim["upper"], 2.5)
-    c, half = 0.5 * (lo + hi), 0.35 * (hi - lo)
-    t = np.arange(int(duration * fs)) / fs
-    n = model.dof
-    w = 2 * np.pi * rng.uniform(0.15, 1.0, (4, n))
-    ph = rng.uniform(0, 2 * np.pi, (4, n))
-    amp = rng.uniform(0.5, 1.0, (4, n))
-    amp *= half / amp.sum(axis=0)
-    arg = t[:, None, None] * w[None] + ph[None]
-    q = c + (amp * np.sin(arg)).sum(axis=1)
-    qd = (amp * w * np.cos(arg)).sum(axis=1)
-    qdd = -(amp * w**2 * np.sin(arg)).sum(axis=1)
-    return t, q, qd, qdd
+    return sines(np.asarray(lim["lower"]), np.asarray(lim["upper"]), seed, duration, fs, sines=4, fill=0.7,
+                 band=(0.15, 1.0))
 
 
 def motor_side(model: RobotModel, seed: int) -> tuple[IdentificationData, tuple[np.ndarray, ...]]:

@@ -38,16 +38,18 @@ NOISE_FREE = ["--cutoff", "0", "--band", "0", "--decimate", "1"]
 
 
 # ------------------------------------------------------------------ oracle
-def trajectory(lower: np.ndarray, upper: np.ndarray, seed: int, duration: float = 6.0, fs: float = 500.0):
-    """t, q, q̇, q̈ (analytic): three sines per joint inside 80 % of the joint range."""
+def trajectory(lower: np.ndarray, upper: np.ndarray, seed: int, duration: float = 6.0, fs: float = 500.0, *,
+               sines: int = 3, fill: float = 0.8, band: tuple[float, float] = (0.2, 0.9)):
+    """t, q, q̇, q̈ (analytic): ``sines`` sines per joint (frequencies in ``band``, Hz) inside ``fill`` of the
+    joint range."""
     rng = np.random.default_rng(seed)
     lo, hi = np.maximum(lower, -2.5), np.minimum(upper, 2.5)
-    c, half = 0.5 * (lo + hi), 0.4 * (hi - lo)
+    c, half = 0.5 * (lo + hi), 0.5 * fill * (hi - lo)
     t = np.arange(int(duration * fs)) / fs
     n = lo.size
-    w = 2 * np.pi * rng.uniform(0.2, 0.9, (3, n))
-    ph = rng.uniform(0, 2 * np.pi, (3, n))
-    amp = rng.uniform(0.5, 1.0, (3, n))
+    w = 2 * np.pi * rng.uniform(*band, (sines, n))
+    ph = rng.uniform(0, 2 * np.pi, (sines, n))
+    amp = rng.uniform(0.5, 1.0, (sines, n))
     amp *= half / amp.sum(axis=0)
     arg = t[:, None, None] * w[None] + ph[None]
     q = c + (amp * np.sin(arg)).sum(axis=1)

@@ -130,13 +130,18 @@ def test_consistent_fit_is_reported_unchanged(tmp_path: Path, capsys: pytest.Cap
            "equals it" in out
 
 
+def _triangle(model, seed: int, samples: int) -> tuple:
+    """The base parameters of ``model`` and the R factor of its base regressor at random states."""
+    base = base_parameters_of(model)
+    rng = np.random.default_rng(seed)
+    q, qd, qdd = (rng.uniform(-2, 2, (samples, model.dof)) for _ in range(3))
+    return base, np.linalg.qr(base.regressor(q, qd, qdd).reshape(-1, len(base.names)), mode="r")
+
+
 def test_boundary_zero_is_consistent_below_is_not() -> None:
     """The nominal planar 2R has Fc = Fv = Ia = 0 exactly: consistent (unchanged).  Ia2 = -1e-9: changed, to 0."""
     model = load_model("planar2r")
-    base = base_parameters_of(model)
-    rng = np.random.default_rng(3)
-    q, qd, qdd = (rng.uniform(-2, 2, (100, 2)) for _ in range(3))
-    r = np.linalg.qr(base.regressor(q, qd, qdd).reshape(-1, len(base.names)), mode="r")
+    base, r = _triangle(model, 3, 100)
     beta = np.array(base.values, float)
     zero = [n for n, v in zip(base.names, beta, strict=True) if v == 0.0 and n[:2] in ("Ia", "Fc", "Fv")]
     assert set(zero) == {"Fc1", "Fv1", "Ia2", "Fc2", "Fv2"}
@@ -151,10 +156,7 @@ def test_boundary_zero_is_consistent_below_is_not() -> None:
 def test_rx90_nominal_is_consistent() -> None:
     """A six-joint arm's nominal base parameters (grouped, 52): realizable, reported unchanged."""
     model = load_model("rx90")
-    base = base_parameters_of(model)
-    rng = np.random.default_rng(4)
-    q, qd, qdd = (rng.uniform(-2, 2, (60, 6)) for _ in range(3))
-    r = np.linalg.qr(base.regressor(q, qd, qdd).reshape(-1, len(base.names)), mode="r")
+    base, r = _triangle(model, 4, 60)
     fit = consistent_estimate(model, base, r, base.values)
     assert fit.unchanged and fit.distance <= 1e-6
     assert is_physically_consistent(fit.model)

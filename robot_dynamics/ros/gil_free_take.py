@@ -155,8 +155,7 @@ class GilFreeTake:
         return take
 
 
-def _take_service(executor: Any, srv: Any, rclpy_take: Callable[[Any], Any]
-                  ) -> Callable[[], Coroutine[None, None, None]] | None:
+def _take_service(srv: Any, rclpy_take: Callable[[Any], Any]) -> Callable[[], Coroutine[None, None, None]] | None:
     take: GilFreeTake | None = getattr(srv, ATTRIBUTE, None)
     if take is None:
         return rclpy_take(srv)
@@ -175,7 +174,7 @@ class GilFreeExecutor(MultiThreadedExecutor):
     """rclpy's multithreaded executor that takes a service carrying a :class:`GilFreeTake` through it."""
 
     def _take_service(self, srv: Any) -> Callable[[], Coroutine[None, None, None]] | None:
-        return _take_service(self, srv, super()._take_service)
+        return _take_service(srv, super()._take_service)
 
 
 class GilFreeSingleThreadedExecutor(SingleThreadedExecutor):
@@ -183,7 +182,7 @@ class GilFreeSingleThreadedExecutor(SingleThreadedExecutor):
     GIL released meanwhile for the process's other threads)."""
 
     def _take_service(self, srv: Any) -> Callable[[], Coroutine[None, None, None]] | None:
-        return _take_service(self, srv, super()._take_service)
+        return _take_service(srv, super()._take_service)
 
 
 __all__ = ["capsule_pointer", "GilFreeExecutor", "GilFreeSingleThreadedExecutor", "GilFreeTake", "RequestId", "ServiceInfo"]
