@@ -8,7 +8,10 @@ points (6 joints, positions, velocities, accelerations) sent once by a publisher
 
 * ``raw``: a serialized take (``raw=True``: the bytes only; the controller's ``~/joint_trajectory``);
 * ``gated``: a typed take through a RequestGate (the C structure, no Python objects: services, goals);
-* ``typed``: rclpy's plain typed take (C structure, then Python objects).
+* ``typed``: rclpy's plain typed take (C structure, then Python objects);
+* ``goal``: a FollowJointTrajectory goal of as many points to the controller's action server (gated at 10 points:
+  refused), taken with the GIL released (:class:`~robot_dynamics.ros.gil_free_goal.GilFreeGoalTake`);
+* ``goal-rclpy``: the same through rclpy's goal take (GIL held).
 
 A thread ticks every 0.5 ms in the receiving process; printed per case: its largest gap around the message
 (min/median over ``--repeats`` fresh processes) and, as the reference measured in the same run, its largest gap
@@ -42,8 +45,16 @@ gate = RequestGate(JointTrajectory, JointTrajectoryHead, ["points"], lambda: 10)
 rclpy.init()
 node = rclpy.create_node("bench_take_receiver")
 got = []
-kind = gate.gated_type if case == "gated" else JointTrajectory
-node.create_subscription(kind, "/bench_take", lambda m: got.append(time.perf_counter()), 1, raw=case == "raw")
+if case.startswith("goal"):  # the controller's action server class, gated at 10 points
+    from control_msgs.action import FollowJointTrajectory
+    from robot_dynamics.ros.trajectory_action import _ActionServer
+    server = _ActionServer(node, FollowJointTrajectory, "/bench_take_goal", execute_callback=lambda h: None,
+                           max_points=lambda: 10, on_oversize=lambda why: got.append(time.perf_counter()))
+    if case == "goal-rclpy":
+        server.gil_free = None
+else:
+    kind = gate.gated_type if case == "gated" else JointTrajectory
+    node.create_subscription(kind, "/bench_take", lambda m: got.append(time.perf_counter()), 1, raw=case == "raw")
 ex = SingleThreadedExecutor()
 ex.add_node(node)
 threading.Thread(target=ex.spin, daemon=True).start()
@@ -66,12 +77,19 @@ rclpy.init()
 node = rclpy.create_node("bench_take_sender")
 pub = node.create_publisher(JointTrajectory, "/bench_take", 1)
 deadline = time.monotonic() + 30
-while pub.get_subscription_count() == 0 and time.monotonic() < deadline:
+while sys.argv[3] != "goal" and pub.get_subscription_count() == 0 and time.monotonic() < deadline:
     time.sleep(0.05)
 msg = JointTrajectory(joint_names=[f"j{i}" for i in range(6)])
 p = JointTrajectoryPoint(positions=[0.1] * 6, velocities=[0.0] * 6, accelerations=[0.0] * 6)
 msg.points = [p] * int(sys.argv[1])
-pub.publish(msg)
+if sys.argv[3] == "goal":
+    from control_msgs.action import FollowJointTrajectory
+    from rclpy.action import ActionClient
+    client = ActionClient(node, FollowJointTrajectory, "/bench_take_goal")
+    client.wait_for_server(timeout_sec=30)
+    client.send_goal_async(FollowJointTrajectory.Goal(trajectory=msg))
+else:
+    pub.publish(msg)
 time.sleep(float(sys.argv[2]))
 """
 
@@ -90,7 +108,8 @@ def run(case: str, points: int, domain: int, wait: float = 40.0) -> dict:
     assert rx.stdout is not None and rx.stdout.readline().strip() == "ready"
     tx = None
     if case != "idle":
-        tx = subprocess.Popen([sys.executable, "-c", SENDER, str(points), str(wait)], env=env)
+        tx = subprocess.Popen([sys.executable, "-c", SENDER, str(points), str(wait),
+                               "goal" if case.startswith("goal") else "topic"], env=env)
     out = json.loads(rx.stdout.readline())
     rx.wait(timeout=60)
     if tx is not None:
@@ -105,7 +124,7 @@ def main() -> None:
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--domain", type=int, default=91)
     args = ap.parse_args()
-    cases = ("idle", "raw", "gated", "typed")
+    cases = ("idle", "raw", "gated", "typed", "goal", "goal-rclpy")
     res: dict[str, list[float]] = {c: [] for c in cases}
     for _ in range(args.repeats):
         for c in cases:
@@ -119,9 +138,9 @@ def main() -> None:
     for c in cases:
         x = np.array(res[c])
         if not x.size:
-            print(f"  {c:6s} not received")
+            print(f"  {c:10s} not received")
             continue
-        print(f"  {c:6s} min {x.min():8.1f} / median {np.median(x):8.1f} ms   ({np.median(x) / idle:7.1f} x idle)")
+        print(f"  {c:10s} min {x.min():8.1f} / median {np.median(x):8.1f} ms   ({np.median(x) / idle:7.1f} x idle)")
 
 
 if __name__ == "__main__":

@@ -107,6 +107,9 @@ MUTATIONS = (
     Mutation("the GIL held during a service's take", "robot_dynamics/ros/gil_free_take.py",
              "                    return ctypes.CDLL(path)", "                    return ctypes.PyDLL(path)",
              ("test/test_gil_free_take.py",)),
+    Mutation("the GIL held during a goal's take", "robot_dynamics/ros/gil_free_take.py",
+             "                    return ctypes.CDLL(path)", "                    return ctypes.PyDLL(path)",
+             ("test/test_gil_free_goal.py",)),
     Mutation("an effort limit below gravity accepted", GUARD, "low = np.asarray(effort, float) < need",
              "low = np.asarray(effort, float) < 0", GUARD_TESTS),
     Mutation("the controller does not guard", CONTROLLER, "if ctx.guard is not None:  # the arm stays inside",
@@ -128,7 +131,7 @@ def run(m: Mutation) -> tuple[str, float]:
     t0 = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="mutation_") as tmp:
         work = Path(tmp)
-        for sub in ("robot_dynamics", "test", "config", "urdf", "tools"):
+        for sub in ("robot_dynamics", "test", "config", "urdf", "tools", "docs"):
             shutil.copytree(ROOT / sub, work / sub, ignore=shutil.ignore_patterns("__pycache__"))
         for f in ("pytest.ini", "README.md"):
             shutil.copy(ROOT / f, work / f)

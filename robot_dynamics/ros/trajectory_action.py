@@ -45,6 +45,7 @@ from rclpy.callback_groups import ReentrantCallbackGroup
 from rclpy.node import Node
 from trajectory_msgs.msg import JointTrajectoryPoint
 
+from .gil_free_goal import GilFreeGoalTake
 from .request_gate import GoalOfTrajectory, Oversize, RequestGate
 
 Result = FollowJointTrajectory.Result
@@ -217,7 +218,8 @@ class _ActionServer(ActionServer):
     as a whole; a 100 000-point goal makes ~1 M objects in ~0.9 s (GIL held: the control loop waits), and
     collections meanwhile held the GIL for tens of ms more.  With ``max_points`` (a callable), goals are taken
     through a :class:`~.request_gate.RequestGate`: one with more points is refused (goal rejected, ``on_oversize``
-    told) before any Python object is made (the C take of 10^6 points: ~0.3-0.5 s, not 6-10 s).
+    told) before any Python object is made (the C take of 10^6 points: ~0.3-0.5 s, not 6-10 s), and that C take
+    runs with the GIL released (:class:`~.gil_free_goal.GilFreeGoalTake`: the control loop goes on meanwhile).
 
     The result of a goal this server does not know (a controller restarted since the goal was sent) is status
     UNKNOWN with ``error_code`` INVALID_GOAL and the reason, not rclpy's empty result (``error_code`` 0, which reads
@@ -234,6 +236,9 @@ class _ActionServer(ActionServer):
             probe.goal.trajectory.joint_names = ["a"]
             probe.goal.trajectory.points = [JointTrajectoryPoint(positions=[1.0]), JointTrajectoryPoint(positions=[2.0])]
             self.gate = RequestGate.make(request, GoalOfTrajectory, ("trajectory", "points"), max_points, probe, 2)
+        # the C take of a goal with the GIL released (the control loop runs meanwhile); None: rclpy's take
+        self.gil_free = (GilFreeGoalTake.attach(self, self._action_type.Impl.SendGoalService.Request,
+                                                self.gate.gated_type) if self.gate is not None else None)
 
     async def _execute_goal_request(self, request_header_and_message):  # noqa: ANN001, ANN202 - rclpy's
         request_header, request = request_header_and_message
@@ -270,7 +275,8 @@ class _ActionServer(ActionServer):
             if gated:  # rclpy takes the goal with the class it finds here: the gated one for this call
                 self._is_goal_request_ready = False
                 with self._lock:
-                    taken = self._handle.take_goal_request(self.gate.gated_type)
+                    taken = (self.gil_free.take() if self.gil_free is not None
+                             else self._handle.take_goal_request(self.gate.gated_type))
                 data = super().take_data()
                 if taken[0] is not None:
                     data["goal"] = taken
