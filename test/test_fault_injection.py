@@ -234,7 +234,7 @@ def test_killed_controller_arm_stops_and_restart_recovers(stack):
     # A reader killed by SIGKILL can leave Fast DDS's shared-memory transport unable to deliver to the same
     # topic's next reader (eProsima/Fast-DDS#5053, #5469, open): once in a CI run the restarted controller saw
     # no joint state for 60 s.  That is the middleware's defect, not the controller's: the restarted process
-    # talks over UDP on localhost (FASTDDS_BUILTIN_TRANSPORTS; the README says so for users).
+    # talks over UDP on localhost (FASTDDS_BUILTIN_TRANSPORTS; docs/safety.md says so for users).
     env = dict(os.environ, FASTDDS_BUILTIN_TRANSPORTS="UDPv4")
     stack.bringup.procs["computed_torque_controller"] = subprocess.Popen(
         spec.command(), stdout=log, stderr=subprocess.STDOUT, start_new_session=True, env=env)

@@ -1,11 +1,11 @@
-"""The README's identification example runs as written and shows progress (issue: ``identify`` needed a
-``data.npz`` the README never told how to make; ``identify-record`` printed nothing for 40–70 s).
+"""The documentation's identification examples run as written and show progress (``identify`` once needed a
+``data.npz`` the documentation never told how to make; ``identify-record`` printed nothing for 40–70 s).
 
-The commands are read from the README itself (the ``bash`` block of "### Identification from a recording", and
-the identify-record / identify pair of the command list under "## Command line"),
-so the test breaks when the README drifts; they run in a temporary directory (``.venv`` linked to the
+The commands are read from the documentation itself (the ``bash`` block of "## Identification from a recording"
+in docs/identification.md, and the identify-record / identify pair of the command list in docs/cli.md), so the
+test breaks when the documentation drifts; they run in a temporary directory (``.venv`` linked to the
 project's) exactly as written.  Oracle of the result: the estimates are compared with the base parameters of
-the simulated plant, ``perturbed(planar2r, 0.3, seed 2)``, as the README says it is.
+the simulated plant, ``perturbed(planar2r, 0.3, seed 2)``, as docs/identification.md says it is.
 """
 
 from __future__ import annotations
@@ -27,7 +27,10 @@ from robot_dynamics.model.robots import load_model
 from robot_dynamics.sim.simulator import perturbed
 
 ROOT = Path(__file__).resolve().parents[1]
-README = (ROOT / "README.md").read_text()
+# where the identification commands are written; the drift check reads every page
+IDENTIFICATION_DOC = ROOT / "docs" / "identification.md"
+CLI_DOC = ROOT / "docs" / "cli.md"
+PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 EXE = ".venv/bin/robot-dynamics"
 
 
@@ -46,26 +49,29 @@ def commands(text: str) -> list[list[str]]:
     return out
 
 
-def section_block(heading: str) -> str:
-    """The first ```bash block after ``heading``."""
-    start = README.index(heading)
-    m = re.search(r"```bash\n(.*?)```", README[start:], re.S)
-    assert m, f"no bash block after {heading!r}"
+def section_block(page: Path, heading: str) -> str:
+    """The first ```bash block after ``heading`` in ``page``."""
+    text = page.read_text()
+    start = text.index(heading)
+    m = re.search(r"```bash\n(.*?)```", text[start:], re.S)
+    assert m, f"no bash block after {heading!r} in {page.name}"
     return m.group(1)
 
 
 def test_every_readme_identify_command_reads_data_the_readme_produces():
-    """Static drift check over the whole README: the data of every ``identify`` command is the bag that an
-    ``identify-record --output DIR`` above it writes (DIR/bag)."""
-    made: set[str] = set()
+    """Static drift check over README.md and docs/*.md: the data of every ``identify`` command is the bag that an
+    ``identify-record --output DIR`` above it on the same page writes (DIR/bag)."""
     found = 0
-    for m in re.finditer(r"```bash\n(.*?)```", README, re.S):
-        for argv in commands(m.group(1)):
-            if argv[:2] == [EXE, "identify-record"]:
-                made.add(argv[argv.index("--output") + 1] + "/bag")
-            elif argv[:2] == [EXE, "identify"]:
-                found += 1
-                assert argv[3] in made, f"README: {shlex.join(argv)} reads {argv[3]}, which no command above makes"
+    for page in PAGES:
+        made: set[str] = set()
+        for m in re.finditer(r"```bash\n(.*?)```", page.read_text(), re.S):
+            for argv in commands(m.group(1)):
+                if argv[:2] == [EXE, "identify-record"]:
+                    made.add(argv[argv.index("--output") + 1] + "/bag")
+                elif argv[:2] == [EXE, "identify"]:
+                    found += 1
+                    assert argv[3] in made, (f"{page.name}: {shlex.join(argv)} reads {argv[3]}, which no command "
+                                             "above makes")
     assert found >= 2
 
 
@@ -82,7 +88,7 @@ def _run(argv: list[str], cwd: Path, env: dict[str, str]) -> tuple[int, list[tup
 @pytest.mark.ros
 @pytest.mark.slow
 def test_readme_identification_example_runs_as_written_with_progress(tmp_path):
-    cmds = commands(section_block("### Identification from a recording"))
+    cmds = commands(section_block(IDENTIFICATION_DOC, "## Identification from a recording"))
     assert [c[:2] for c in cmds] == [[EXE, "identify-record"], [EXE, "identify"]], cmds
     (tmp_path / ".venv").symlink_to(ROOT / ".venv")
     env = dict(os.environ, RD_IDENTIFY_DOMAIN_ID=os.environ["ROS_DOMAIN_ID"], PYTHONUNBUFFERED="1")
@@ -105,7 +111,7 @@ def test_readme_identification_example_runs_as_written_with_progress(tmp_path):
     for step in ("reading /joint_states", "filtering the positions", "building the observation matrix",
                  "parallel filtering", "solving", "writing the estimates"):
         assert step in ident, (step, ident)
-    # the result: the estimates the README's identify wrote match the simulated plant's base parameters
+    # the result: the estimates the documented identify wrote match the simulated plant's base parameters
     out = cmds[1][cmds[1].index("-o") + 1]
     est = yaml.safe_load((tmp_path / out).read_text())
     model = load_model("planar2r")
@@ -119,11 +125,11 @@ def test_readme_identification_example_runs_as_written_with_progress(tmp_path):
 @pytest.mark.ros
 @pytest.mark.slow
 def test_readme_command_list_identification_runs_as_written(tmp_path):
-    """The ``identify-record`` / ``identify`` pair of the README's command list ("## Command line": the RX-90,
-    ``--json``) runs as written: the identify command's JSON gives the estimates identify-record computed on the
-    same bag (its ``estimates.yaml``), and the well-excited ones match the simulated plant, ``perturbed(rx90, 0.3,
-    seed 0)`` (identify-record's default seed), as the README's example says."""
-    cmds = [c for c in commands(section_block("## Command line")) if c[1] in ("identify-record", "identify")]
+    """The ``identify-record`` / ``identify`` pair of the command list of docs/cli.md (the RX-90, ``--json``) runs
+    as written: the identify command's JSON gives the estimates identify-record computed on the same bag (its
+    ``estimates.yaml``), and the well-excited ones match the simulated plant, ``perturbed(rx90, 0.3, seed 0)``
+    (identify-record's default seed), as the example says."""
+    cmds = [c for c in commands(section_block(CLI_DOC, "# Command line")) if c[1] in ("identify-record", "identify")]
     assert [c[:3] for c in cmds] == [[EXE, "identify-record", "--robot"], [EXE, "identify", "rx90"]], cmds
     assert "--json" in cmds[1]
     (tmp_path / ".venv").symlink_to(ROOT / ".venv")

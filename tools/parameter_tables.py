@@ -1,11 +1,12 @@
-"""The README's parameter tables, generated from the nodes' schemas (``robot_dynamics.ros.parameters``).
+"""The parameter tables of docs/ros2_interface.md, generated from the nodes' schemas (``robot_dynamics.ros.parameters``).
 
 ``python tools/parameter_tables.py`` prints them; ``--write`` replaces the block between the markers
-``<!-- parameters: begin -->`` and ``<!-- parameters: end -->`` in README.md (test_parameter_schema.py checks that
-the README is up to date)."""
+``<!-- parameters: begin -->`` and ``<!-- parameters: end -->`` in docs/ros2_interface.md; ``--check`` exits 1
+when that block is not what the schemas give (test_parameter_schema.py checks the same)."""
 
 from __future__ import annotations
 
+import argparse
 import sys
 from pathlib import Path
 
@@ -13,6 +14,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 BEGIN, END = "<!-- parameters: begin -->", "<!-- parameters: end -->"
+# the page that carries the tables between the markers
+DOC = ROOT / "docs" / "ros2_interface.md"
 
 
 def tables() -> str:
@@ -43,12 +46,29 @@ def block() -> str:
     return f"{BEGIN}\n{tables()}\n{END}"
 
 
-def main() -> int:
-    if "--write" in sys.argv:
-        readme = ROOT / "README.md"
-        text = readme.read_text()
+def is_current(text: str | None = None) -> bool:
+    """Whether DOC (or ``text``) carries the tables the schemas give, between the markers."""
+    return block() in (DOC.read_text() if text is None else text)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    mode = ap.add_mutually_exclusive_group()
+    mode.add_argument("--write", action="store_true",
+                      help=f"replace the block between the markers in {DOC.relative_to(ROOT)}")
+    mode.add_argument("--check", action="store_true",
+                      help=f"exit 1 when the block in {DOC.relative_to(ROOT)} is stale (regenerate with --write)")
+    args = ap.parse_args(argv)
+    if args.write:
+        text = DOC.read_text()
         i, j = text.index(BEGIN), text.index(END) + len(END)
-        readme.write_text(text[:i] + block() + text[j:])
+        DOC.write_text(text[:i] + block() + text[j:])
+    elif args.check:
+        if not is_current():
+            print(f"{DOC.relative_to(ROOT)}: the parameter tables are stale; run python tools/parameter_tables.py "
+                  "--write", file=sys.stderr)
+            return 1
+        print(f"{DOC.relative_to(ROOT)}: the parameter tables are current")
     else:
         print(tables())
     return 0
