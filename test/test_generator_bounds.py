@@ -121,7 +121,8 @@ def test_million_point_request_refused_before_conversion(generator, kind, tmp_pa
     try:
         t0 = time.time()
         while sender.poll() is None and time.time() - t0 < 280:
-            probes.append((time.time(), other()))
+            t = time.time()
+            probes.append((t, other()))  # (start, latency): counted where it overlaps the huge request
             time.sleep(0.02)
         sender.wait(10)
     finally:
@@ -131,13 +132,13 @@ def test_million_point_request_refused_before_conversion(generator, kind, tmp_pa
     assert res["answered"] and not res["success"], res
     assert res["message"].startswith(f"too_large: request with {N} points exceeds "), res
     assert res["message"].endswith("refused before its conversion to Python objects"), res
-    during = [lat for t, lat in probes if res["t_sent"] <= t <= res["t_done"]]
+    during = [lat for t, lat in probes if t <= res["t_done"] and t + lat >= res["t_sent"]]
     time.sleep(3.0)  # the housekeeping: freed buffers handed back
     rss_after = _rss_mb(proc.pid)
     assert proc.poll() is None
     _small_plan(node, plan)  # both still answering correctly
     _small_time_scale(node, scale)
-    assert rss_after - rss_before < 100, (rss_before, rss_after)
+    assert rss_after - rss_before < 50, (rss_before, rss_after)  # back within 50 MB of before
     print(f"\n10^6-point ~/{kind}: answered {res['t_done'] - res['t_sent']:.2f} s after the sender's serialization "
           f"({res['t_sent'] - res['t_call']:.2f} s; transport of the request included); the other service idle median "
           f"{1e3 * np.median(idle):.1f} ms, meanwhile {len(during)} calls, median "

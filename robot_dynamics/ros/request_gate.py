@@ -181,6 +181,20 @@ def trim_heap() -> None:
 
 
 
+M_ARENA_MAX = -8  # glibc malloc.h
+
+
+def one_malloc_arena() -> bool:
+    """Every thread of this process allocates from glibc's main arena (``mallopt(M_ARENA_MAX, 1)``; True when
+    set).  A huge request's C structure is made and freed by the thread that takes it; in a thread arena its
+    freed pages end up in the arena's top, which ``malloc_trim`` gives back only for the main arena: +55 MB stayed
+    after a refused 10^6-point request (0 MB with one arena).  Call before the process starts threads."""
+    try:
+        return bool(ctypes.CDLL(None).mallopt(M_ARENA_MAX, 1))
+    except (AttributeError, OSError):
+        return False
+
+
 READER_MEMORY_PROFILE = """<?xml version="1.0" encoding="UTF-8" ?>
 <dds xmlns="http://www.eprosima.com"><profiles>
   <data_reader profile_name="robot_dynamics_readers" is_default_profile="true">
@@ -222,4 +236,4 @@ def trim_for(seconds: float = 2.0, period: float = 0.25) -> None:
 
 
 __all__ = ["GoalOfTrajectory", "JointTrajectoryHead", "NamesAndPoints", "Oversize", "RequestGate", "TrajectoryFirst",
-           "reader_memory_profile", "trim_for", "trim_heap"]
+           "one_malloc_arena", "reader_memory_profile", "trim_for", "trim_heap"]

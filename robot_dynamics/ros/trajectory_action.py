@@ -47,6 +47,7 @@ from trajectory_msgs.msg import JointTrajectoryPoint
 
 from .gil_free_goal import GilFreeGoalTake
 from .request_gate import GoalOfTrajectory, Oversize, RequestGate
+from .runtime import own_participant
 
 Result = FollowJointTrajectory.Result
 SUCCESSFUL = Result.SUCCESSFUL
@@ -302,7 +303,7 @@ class FollowJointTrajectoryServer:
         self._order: dict[bytes, int] = {}
         self._closing = False
         side = Node(f"_{controller.get_name()}_follow_joint_trajectory", namespace=controller.get_namespace(),
-                    context=controller.context, use_global_arguments=False, start_parameter_services=False,
+                    context=own_participant(), use_global_arguments=False, start_parameter_services=False,
                     enable_rosout=False)
         side.executor_threads = threads  # runtime.run_node spins it with a multithreaded executor
         self.node = side
