@@ -427,3 +427,63 @@ def test_trajectory_efforts_beyond_the_limits_are_refused(stack):
     assert _refused(stack).get("effort_limits", 0) == before + 1
     _settle(stack)
     stack.assert_healthy()
+
+
+GOAL_SENDER = r"""
+import json, sys, time
+import rclpy
+from control_msgs.action import FollowJointTrajectory
+from rclpy.action import ActionClient
+from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
+rclpy.init()
+node = rclpy.create_node("huge_goal_sender")
+client = ActionClient(node, FollowJointTrajectory, "/computed_torque_controller/follow_joint_trajectory")
+ok = client.wait_for_server(timeout_sec=120)
+p = JointTrajectoryPoint(positions=[float(x) for x in sys.argv[3:]])
+goal = FollowJointTrajectory.Goal(trajectory=JointTrajectory(joint_names=sys.argv[2].split(","),
+                                                             points=[p] * int(sys.argv[1])))
+t_call = time.monotonic()
+future = client.send_goal_async(goal)
+end = time.monotonic() + 180
+while ok and not future.done() and time.monotonic() < end:
+    rclpy.spin_once(node, timeout_sec=0.05)
+print(json.dumps({"discovered": ok, "answered": future.done(), "t_call": t_call, "t_done": time.monotonic(),
+                  "accepted": bool(future.done() and future.result().accepted)}), flush=True)
+"""
+
+
+def test_a_million_point_goal_is_refused_and_the_arm_holds(stack, tmp_path):
+    """A 10^6-point FollowJointTrajectory goal (from another process) is rejected before conversion; meanwhile the
+    control loop goes on commanding and the simulated arm holds where it was (its own states); the refusal is
+    counted with its cause.  The largest gap between commands on the wire is printed against the same measure
+    before the goal (no duration asserted)."""
+    import json
+    import subprocess
+    import sys
+
+    spin_until(stack.node, lambda: stack.monitor.mode() == "holding", 60, "precondition: the controller holds")
+    before = _refused(stack).get("too_large", 0)
+    q0, n0, c0 = stack.q().copy(), len(stack.monitor.states), len(stack.monitor.commands)
+    spin(stack.node, 2.0)
+    idle_gap = np.diff([t for t, _, _ in stack.monitor.commands[c0:]]).max()
+    c1 = len(stack.monitor.commands)
+    with open(tmp_path / "sender.log", "w") as log:
+        sender = subprocess.Popen([sys.executable, "-c", GOAL_SENDER, "1000000", ",".join(NAMES), *map(str, q0)],
+                                  stdout=subprocess.PIPE, text=True, stderr=log)
+        try:
+            spin_until(stack.node, lambda: sender.poll() is not None, 240, "the goal sender never finished")
+        finally:
+            if sender.poll() is None:
+                sender.kill()
+    res = json.loads(sender.stdout.read().strip().splitlines()[-1])
+    assert res["discovered"] and res["answered"] and not res["accepted"], res
+    spin_until(stack.node, lambda: _refused(stack).get("too_large", 0) > before, 30, "the refusal was never counted")
+    during = [t for t, _, _ in stack.monitor.commands[c1:]]
+    assert len(during) > 10, "no command on the wire while the goal was taken"
+    qs = np.array([q for _, _, q, _ in stack.monitor.states[n0:]])
+    assert np.abs(qs - q0).max() < 0.01, np.abs(qs - q0).max(axis=0)
+    assert stack.monitor.mode() == "holding" and not stack.monitor.bad_commands
+    print(f"\n10^6-point goal: rejected {res['t_done'] - res['t_call']:.2f} s after send_goal_async (client "
+          f"serialization and transport included); largest gap between effort commands: before {1e3 * idle_gap:.1f} "
+          f"ms, while it was sent and taken {1e3 * np.diff(during).max():.1f} ms; the arm moved at most "
+          f"{np.abs(qs - q0).max():.2e} rad")
