@@ -101,6 +101,7 @@ import sympy as sp
 from sympy.polys.domains import QQ
 from sympy.polys.rings import ring
 
+from ..model.data import RobotData
 from ..model.inertia import INERTIAL_NAMES
 from ..model.mdh import PRISMATIC, ROUND_OFF_TOL
 from .base_rank import (
@@ -163,7 +164,7 @@ class BaseParameters:
     matrix: np.ndarray
     columns: np.ndarray
     method: str
-    model: Any = field(repr=False)
+    model: RobotData = field(repr=False)
     numerical: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     geometry: dict[sp.Symbol, float] = field(default_factory=dict, repr=False)
@@ -271,7 +272,7 @@ def _geo_length(val: float, name: str, subs: dict) -> tuple[list[float], list[An
     return [float(val)], [s]
 
 
-def _geometry(model: Any) -> _Geometry:
+def _geometry(model: RobotData) -> _Geometry:
     """Exact special values (angles kπ/2, zero lengths, to ``ROUND_OFF_TOL``), else symbols
     ``alpha<j>, theta<j>, d<j>, r<j>`` and, for a tree row, ``gamma<j>, b<j>``."""
     num, sym, subs, trig = [], [], {}, {}
@@ -327,14 +328,14 @@ class _Kinematics:
     fixed_point: list[Any] = field(default_factory=list)  # revolute, g = 0: [(m, ±1, ±1|0)] coaxial chain to C
 
 
-def _geom_tols(model: Any) -> tuple[float, float]:
+def _geom_tols(model: RobotData) -> tuple[float, float]:
     """Round-off of derived geometry after composing n frames: directions ``(n + 1) · ROUND_OFF_TOL``,
     lengths that times ``max(1 m, Σ|d| + |r|)``."""
     size = _robot_size(model)
     return (model.dof + 1) * ROUND_OFF_TOL, (model.dof + 1) * ROUND_OFF_TOL * max(1.0, size)
 
 
-def _kinematics(model: Any, g0: np.ndarray) -> _Kinematics:
+def _kinematics(model: RobotData, g0: np.ndarray) -> _Kinematics:
     n = model.dof
     geom_tol, len_tol = _geom_tols(model)
 
@@ -500,7 +501,7 @@ def _rotation(geo_j: tuple[Any, ...]) -> tuple[tuple[Any, ...], ...]:
             tuple(sg * r0[0][c] + cg * r0[1][c] for c in range(3)), r0[2])
 
 
-def _u_in_frame(model: Any, geo: list[tuple[Any, ...]], kin: _Kinematics, j: int) -> list[Any]:
+def _u_in_frame(model: RobotData, geo: list[tuple[Any, ...]], kin: _Kinematics, j: int) -> list[Any]:
     """Rotation axis u of a prismatic link j expressed in R_j: z of its last revolute ancestor
     carried through the constant rotations of the prismatic joints in between."""
     k = kin.last_rev[j - 1]
@@ -517,7 +518,7 @@ def _u_in_frame(model: Any, geo: list[tuple[Any, ...]], kin: _Kinematics, j: int
 
 
 def _cascade(
-    model: Any, geo: list[tuple[Any, ...]], kin: _Kinematics, div: Any = None
+    model: RobotData, geo: list[tuple[Any, ...]], kin: _Kinematics, div: Any = None
 ) -> tuple[list[list[Form]], list[list[int]]]:
     """Steps (b) and (a) of 000 §8 on one coefficient ring (floats, or polynomials of
     :class:`_PolyGeometry`); ``div(a, b, j)`` divides in that ring (default ``a / b``).
@@ -618,7 +619,7 @@ def _cascade(
 
 # ----------------------------------------------------------------- main entry
 def base_parameters(
-    model: Any, samples: int | None = None, seed: int = 0, tol: float | None = None,
+    model: RobotData, samples: int | None = None, seed: int = 0, tol: float | None = None,
     identifiable_rtol: float | None = IDENTIFIABLE_RTOL,
 ) -> BaseParameters:
     """Base parameters of ``model`` by the closed-form method of 000 with a numerical step (c).
@@ -743,7 +744,7 @@ def base_parameters(
                           geo.subs, rank_grouped)
 
 
-def _numerical_fallback(model: Any, w: np.ndarray, rtol: float, notes: list[str]) -> BaseParameters:
+def _numerical_fallback(model: RobotData, w: np.ndarray, rtol: float, notes: list[str]) -> BaseParameters:
     """Whole-model numerical grouping (used only if the closed form fails), :func:`_numerical_grouping`
     on all standard columns: inertial columns grouped among themselves (Ia only with an exact integer
     coefficient); Ia, Fc, Fv stay separate parameters."""
@@ -771,7 +772,7 @@ def _numerical_fallback(model: Any, w: np.ndarray, rtol: float, notes: list[str]
 
 
 # ----------------------------------------------------------------- CLI
-def base_params_cli(args: Any, model: Any) -> int:
+def base_params_cli(args: Any, model: RobotData) -> int:
     """``robot-dynamics base-params URDF [--base L] [--tip L] [--json]`` on the loaded ``model`` (the CLI
     loads it): table name, relation, value."""
     import json

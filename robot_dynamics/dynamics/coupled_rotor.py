@@ -50,8 +50,8 @@ from typing import Any
 
 import numpy as np
 
+from ..model.data import INERTIAL_NAMES
 from ..model.mdh import PRISMATIC
-from ..model.robot_model import INERTIAL_NAMES
 from ..model.transmission import Transmission
 from .base_rank import IDENTIFIABLE_RTOL, column_weights
 

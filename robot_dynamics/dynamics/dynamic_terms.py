@@ -21,6 +21,7 @@ from typing import Any
 
 import numpy as np
 
+from ..model.data import RobotData
 from ..model.inertia import skew
 from ..model.mdh import PRISMATIC
 from .inverse_dynamics import (
@@ -44,7 +45,7 @@ __all__ = [
 ]
 
 
-def spatial_inertias(model: Any) -> np.ndarray:
+def spatial_inertias(model: RobotData) -> np.ndarray:
     """^j𝕀_j (n, 6, 6) of 001 eq. 7.21, ordering [v; ω] / [f; m], about O_j in R_j."""
     jo, ms, mass = inertia_tensors(model)
     n = model.dof
@@ -66,12 +67,12 @@ def screw_transforms(rot: np.ndarray, pos: np.ndarray) -> np.ndarray:
     return out
 
 
-def _axis_index(model: Any) -> np.ndarray:
+def _axis_index(model: RobotData) -> np.ndarray:
     """Index of the non-zero entry of the 6-vector a_j (7.23b): 2 (prismatic) or 5 (revolute)."""
     return np.where(model.sigma == PRISMATIC, 2, 5)
 
 
-def _inertia_matrix_mdh(model: Any, q: np.ndarray) -> np.ndarray:
+def _inertia_matrix_mdh(model: RobotData, q: np.ndarray) -> np.ndarray:
     """A(q) in MDH coordinates without Ia (B, n, n) by composite links."""
     rot, pos = mdh_geometry(model, q)
     b, n = q.shape
@@ -96,7 +97,7 @@ def _inertia_matrix_mdh(model: Any, q: np.ndarray) -> np.ndarray:
     return out
 
 
-def inertia_matrix(model: Any, q: Any) -> np.ndarray:
+def inertia_matrix(model: RobotData, q: Any) -> np.ndarray:
     """A(q) (n, n) or (N, n, n), URDF coordinates, including the rotor inertias Ia."""
     (q,), batch = check_states(model, (q, "q"))
     sg = model.sign
@@ -106,7 +107,7 @@ def inertia_matrix(model: Any, q: Any) -> np.ndarray:
     return a if batch else a[0]
 
 
-def gravity_torques(model: Any, q: Any, gravity: Any = None) -> np.ndarray:
+def gravity_torques(model: RobotData, q: Any, gravity: Any = None) -> np.ndarray:
     """Q(q) (001 eq. 7.8): efforts balancing gravity at rest, URDF coordinates."""
     (q,), batch = check_states(model, (q, "q"))
     z = np.zeros_like(q)
@@ -115,7 +116,7 @@ def gravity_torques(model: Any, q: Any, gravity: Any = None) -> np.ndarray:
 
 
 def nonlinear_effects(
-    model: Any, q: Any, qd: Any, gravity: Any = None, f_ext: Any = None, f_ext_frame: str = "base"
+    model: RobotData, q: Any, qd: Any, gravity: Any = None, f_ext: Any = None, f_ext_frame: str = "base"
 ) -> np.ndarray:
     """H(q, q̇) = C q̇ + Q + Fc sign(q̇) + Fv q̇ (+ J^T f_e) of 001 eq. 7.62, by NE with q̈ = 0."""
     (q, qd), batch = check_states(model, (q, "q"), (qd, "qd"))
@@ -127,7 +128,7 @@ def nonlinear_effects(
 
 
 # ----------------------------------------------------------- Christoffel symbols
-def _world_screws_and_inertias(model: Any, q: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def _world_screws_and_inertias(model: RobotData, q: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Joint screws s_i = sign_i [σ z + σ̄ p × z; σ̄ z] (B, n, 6) and link spatial inertias about O_0 in R_0."""
     t0 = model.link_frames(q)[:, 1:]  # (B, n, 4, 4)
     rot, p = t0[..., :3, :3], t0[..., :3, 3]
@@ -150,7 +151,7 @@ def _world_screws_and_inertias(model: Any, q: np.ndarray) -> tuple[np.ndarray, n
     return sc, inert
 
 
-def _ancestry(model: Any) -> np.ndarray:
+def _ancestry(model: RobotData) -> np.ndarray:
     """anc[i, k] = 1 if joint i is joint k or one of its ancestors."""
     n = model.dof
     anc = np.zeros((n, n))
@@ -170,7 +171,7 @@ def _motion_cross(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return out
 
 
-def inertia_matrix_derivatives(model: Any, q: np.ndarray) -> np.ndarray:
+def inertia_matrix_derivatives(model: RobotData, q: np.ndarray) -> np.ndarray:
     """∂A/∂q_m for every m: (B, n, n, n), indexed [b, m, i, j]; URDF coordinates, q as (B, n).
 
     With A = Σ_k J_k^T 𝕀_k J_k in R_0, ∂s_i/∂q_m = s_m × s_i for m an ancestor of i and
@@ -192,7 +193,7 @@ def inertia_matrix_derivatives(model: Any, q: np.ndarray) -> np.ndarray:
     return out
 
 
-def coriolis_matrix(model: Any, q: Any, qd: Any) -> np.ndarray:
+def coriolis_matrix(model: RobotData, q: Any, qd: Any) -> np.ndarray:
     """C(q, q̇) with C_ij = Σ_k c_ijk q̇_k, c_ijk = ½(∂A_ij/∂q_k + ∂A_ik/∂q_j − ∂A_jk/∂q_i) (001 eq. 7.7)."""
     (q, qd), batch = check_states(model, (q, "q"), (qd, "qd"))
     da = inertia_matrix_derivatives(model, q)  # [b, m, i, j]
@@ -203,7 +204,7 @@ def coriolis_matrix(model: Any, q: Any, qd: Any) -> np.ndarray:
 
 
 # ----------------------------------------------------------- energies
-def kinetic_energy(model: Any, q: Any, qd: Any) -> np.ndarray:
+def kinetic_energy(model: RobotData, q: Any, qd: Any) -> np.ndarray:
     """E = ½ q̇^T A(q) q̇ (001 eqs. 7.9–7.16, with the rotor energy ½ Ia q̇²)."""
     (q, qd), batch = check_states(model, (q, "q"), (qd, "qd"))
     a = inertia_matrix(model, q)
@@ -211,7 +212,7 @@ def kinetic_energy(model: Any, q: Any, qd: Any) -> np.ndarray:
     return e if batch else e[0]
 
 
-def potential_energy(model: Any, q: Any, gravity: Any = None) -> np.ndarray:
+def potential_energy(model: RobotData, q: Any, gravity: Any = None) -> np.ndarray:
     """U = −Σ_j g^T (M_j P_j + R_j MS_j) (001 eq. 7.25b), positions measured in ``base_link``."""
     (q,), batch = check_states(model, (q, "q"))
     g = model.gravity if gravity is None else np.asarray(gravity, dtype=float)

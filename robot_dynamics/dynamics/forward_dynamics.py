@@ -20,6 +20,7 @@ from typing import Any
 
 import numpy as np
 
+from ..model.data import RobotData
 from ..model.mdh import PRISMATIC
 from . import recursion
 from .dynamic_terms import _axis_index, _inertia_matrix_mdh, screw_transforms, spatial_inertias
@@ -59,7 +60,7 @@ def cholesky_solve(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 
 def _recursive_mdh(
-    model: Any, q: np.ndarray, qd_m: np.ndarray, tau_m: np.ndarray, g0: np.ndarray, fe: np.ndarray | None
+    model: RobotData, q: np.ndarray, qd_m: np.ndarray, tau_m: np.ndarray, g0: np.ndarray, fe: np.ndarray | None
 ) -> np.ndarray:
     """q̈ in MDH coordinates by 001 eqs. 7.67–7.79; ``tau_m`` already net of friction (7.82)."""
     rot, pos = mdh_geometry(model, q)
@@ -121,7 +122,7 @@ def _recursive_mdh(
 
 
 def forward_dynamics(
-    model: Any,
+    model: RobotData,
     q: Any,
     qd: Any,
     tau: Any,

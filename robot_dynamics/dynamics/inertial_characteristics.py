@@ -61,6 +61,7 @@ from typing import Any
 
 import numpy as np
 
+from ..model.data import RobotData
 from ..model.inertia import inertia_tensor, skew
 from ..model.mdh import PRISMATIC
 
@@ -93,7 +94,7 @@ def _dot(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return np.einsum("...i,...i->...", a, b)
 
 
-def _ancestry(model: Any) -> np.ndarray:
+def _ancestry(model: RobotData) -> np.ndarray:
     """anc[i, j]: joint i moves link j (i = j or i an antecedent of j); a serial chain: i <= j."""
     n = model.dof
     anc = np.eye(n, dtype=bool)
@@ -159,7 +160,7 @@ class InertialCharacteristics:
         return np.einsum("...ijm,...j,...m->...i", self.c, qd, qd)
 
 
-def inertial_characteristics(model: Any, q: Any, *, rotor_inertia: bool = True) -> InertialCharacteristics:
+def inertial_characteristics(model: RobotData, q: Any, *, rotor_inertia: bool = True) -> InertialCharacteristics:
     """The inertial, coupling, centrifugal/Coriolis and gravitational coefficients of 004 at ``q``.
 
     ``q``: URDF joint values (n,) or a batch (B, n).  ``rotor_inertia``: add the model's rotor inertias Ia
@@ -362,7 +363,7 @@ class CoefficientCount:
     constants: tuple[str, ...]
 
 
-def workspace_samples(model: Any, samples: int, seed: int = 0) -> np.ndarray:
+def workspace_samples(model: RobotData, samples: int, seed: int = 0) -> np.ndarray:
     """(samples, n) configurations uniform within the joint limits (a revolute joint without limits: [−π, π])."""
     samples = int(samples)
     if samples < 1:
@@ -530,7 +531,9 @@ class InertiaReport:
         }
 
 
-def inertia_report(model: Any, samples: int = 1000, seed: int = 0, *, rotor_inertia: bool = True) -> InertiaReport:
+def inertia_report(
+    model: RobotData, samples: int = 1000, seed: int = 0, *, rotor_inertia: bool = True
+) -> InertiaReport:
     """Ranges over the workspace of d_ij, k_ij, LF, KF, G_i; the counts of 004 Tables 2–3 for this robot; a verdict.
 
     ``samples`` configurations uniform within the joint limits (:func:`workspace_samples`, ``seed``).  A
@@ -732,7 +735,7 @@ def plot_inertia_report(report: InertiaReport, path: str | Path) -> Path:
     return out
 
 
-def inertia_report_cli(args: Any, model: Any) -> int:
+def inertia_report_cli(args: Any, model: RobotData) -> int:
     """``robot-dynamics inertia-report ROBOT [--samples N] [--seed S] [--plot PNG] [--json]`` on the loaded model."""
     import json
 

@@ -32,6 +32,7 @@ from typing import Any
 
 import numpy as np
 
+from ..model.data import RobotData
 from ..model.mdh import PRISMATIC
 from . import recursion
 
@@ -39,7 +40,7 @@ __all__ = ["inverse_dynamics", "regressor", "check_states", "external_wrenches",
 
 
 # ----------------------------------------------------------------- validation
-def check_states(model: Any, *arrays: tuple[Any, str]) -> tuple[list[np.ndarray], bool]:
+def check_states(model: RobotData, *arrays: tuple[Any, str]) -> tuple[list[np.ndarray], bool]:
     """Validate joint arrays of one shape, ``(n,)`` or ``(N, n)``; return them as (B, n) and a batch flag."""
     out = [model.check_joint_vector(a, what) for a, what in arrays]
     shape = out[0].shape
@@ -50,7 +51,7 @@ def check_states(model: Any, *arrays: tuple[Any, str]) -> tuple[list[np.ndarray]
     return [a if batch else a[None, :] for a in out], batch
 
 
-def _gravity_r0(model: Any, gravity: Any) -> np.ndarray:
+def _gravity_r0(model: RobotData, gravity: Any) -> np.ndarray:
     """Gravity expressed in R0 from a vector expressed in base_link."""
     g = model.gravity if gravity is None else gravity
     g = np.asarray(g, dtype=float)
@@ -60,7 +61,7 @@ def _gravity_r0(model: Any, gravity: Any) -> np.ndarray:
 
 
 # ----------------------------------------------------------------- geometry
-def mdh_geometry(model: Any, q: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def mdh_geometry(model: RobotData, q: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Rotations ^{a(j)}R_j (B, n, 3, 3) and positions ^{a(j)}P_j (B, n, 3) for q in URDF coordinates (B, n)."""
     qv = model.sign * q
     prism = model.sigma == PRISMATIC
@@ -124,7 +125,7 @@ def _rv(rot: np.ndarray, v: np.ndarray) -> np.ndarray:
     return (rot @ v[:, :, None])[..., 0]
 
 
-def inertia_tensors(model: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def inertia_tensors(model: RobotData) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """J_j (n, 3, 3) about O_j (001 eq. 7.3 layout), MS_j (n, 3) and M_j (n,) from ``model.inertial``."""
     p = model.inertial
     xx, xy, xz, yy, yz, zz = (p[:, k] for k in range(6))
@@ -133,7 +134,7 @@ def inertia_tensors(model: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 
 
 # ----------------------------------------------------------------- f_ext
-def external_wrenches(model: Any, q: np.ndarray, f_ext: Any, frame: str, batch: bool) -> np.ndarray | None:
+def external_wrenches(model: RobotData, q: np.ndarray, f_ext: Any, frame: str, batch: bool) -> np.ndarray | None:
     """Wrenches f_ej, m_ej exerted by each link on the environment, in R_j about O_j: (B, n, 6) or None."""
     if f_ext is None:
         return None
@@ -219,7 +220,7 @@ class NumpyArithmetic:
     wrenches exerted on the environment, ``friction``: add Fc sign(q̇) + Fv q̇ + Ia q̈ to Γ (7.61)."""
 
     def __init__(
-        self, model: Any, q: np.ndarray | None, qd_m: np.ndarray, qdd_m: np.ndarray | None, g0: np.ndarray,
+        self, model: RobotData, q: np.ndarray | None, qd_m: np.ndarray, qdd_m: np.ndarray | None, g0: np.ndarray,
         fe: np.ndarray | None = None, friction: bool = False,
         geometry: tuple[np.ndarray, np.ndarray] | None = None,
     ) -> None:
@@ -236,7 +237,7 @@ class NumpyArithmetic:
         self._inertia: list[tuple[list[list[float]], Vec, float]] | None = None
 
     @staticmethod
-    def _geometry(model: Any, q: np.ndarray, scalar: bool) -> list[_Joint]:
+    def _geometry(model: RobotData, q: np.ndarray, scalar: bool) -> list[_Joint]:
         prism = model.sigma == PRISMATIC
         qv = (model.sign * q)[0].tolist() if scalar else np.ascontiguousarray((model.sign * q).T)  # (n, B)
         cos, sin = (math.cos, math.sin) if scalar else (np.cos, np.sin)
@@ -385,13 +386,13 @@ class NumpyArithmetic:
         return tau + float(m.Fc[i]) * sign + float(m.Fv[i]) * qd + float(m.Ia[i]) * qdd
 
 
-def _tree(model: Any) -> tuple[list[int], list[bool]]:
+def _tree(model: RobotData) -> tuple[list[int], list[bool]]:
     """Antecedents a(j) and prismatic flags σ_j as Python lists (for :mod:`.recursion`)."""
     return [int(a) for a in model.antecedent], (model.sigma == PRISMATIC).tolist()
 
 
 def forward_recursion(
-    model: Any, rot: np.ndarray, pos: np.ndarray, qd_m: np.ndarray, qdd_m: np.ndarray, g0: np.ndarray
+    model: RobotData, rot: np.ndarray, pos: np.ndarray, qd_m: np.ndarray, qdd_m: np.ndarray, g0: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """ω_j, ω̇_j and v̇_j of every frame in R_j, shape (B, n+1, 3) (index 0: the base, v̇_0 = −g, 7.47): the
     forward recursion of :func:`robot_dynamics.dynamics.recursion.forward` (001 eqs. 7.51–7.54) in NumPy, from
@@ -402,7 +403,7 @@ def forward_recursion(
 
 
 def newton_euler_mdh(
-    model: Any,
+    model: RobotData,
     q: np.ndarray,
     qd_m: np.ndarray,
     qdd_m: np.ndarray,
@@ -425,13 +426,13 @@ def newton_euler_mdh(
     return tau
 
 
-def friction_rotor(model: Any, qd: np.ndarray, qdd: np.ndarray) -> np.ndarray:
+def friction_rotor(model: RobotData, qd: np.ndarray, qdd: np.ndarray) -> np.ndarray:
     """Fc sign(q̇) + Fv q̇ + Ia q̈ (001 eq. 7.61), identical in URDF and MDH coordinates."""
     return model.Fc * np.sign(qd) + model.Fv * qd + model.Ia * qdd
 
 
 def inverse_dynamics(
-    model: Any,
+    model: RobotData,
     q: Any,
     qd: Any,
     qdd: Any,
@@ -475,7 +476,7 @@ def _link_wrench_basis(w: np.ndarray, wd: np.ndarray, vd: np.ndarray) -> np.ndar
     return out
 
 
-def regressor(model: Any, q: Any, qd: Any, qdd: Any, gravity: Any = None) -> np.ndarray:
+def regressor(model: RobotData, q: Any, qd: Any, qdd: Any, gravity: Any = None) -> np.ndarray:
     """Regressor W(q, q̇, q̈) with ``W @ model.standard_parameters.values == inverse_dynamics`` (001 eq. 9.3).
 
     Columns follow ``model.standard_parameter_names`` (13 per link: XX XY XZ YY YZ

@@ -33,7 +33,7 @@ from ..model.mdh import PRISMATIC
 from .geometric_model import _link, _path, frame_poses, jacobian
 
 if TYPE_CHECKING:
-    from ..model.robot_model import RobotModel
+    from ..model.data import RobotData
 
 _ROWS = {"all": [0, 1, 2, 3, 4, 5], "position": [0, 1, 2], "orientation": [3, 4, 5]}
 
@@ -50,7 +50,7 @@ def _rows(rows: str | Sequence[int]) -> list[int]:
     return idx
 
 
-def task_jacobian(model: RobotModel, q: Any, link: str | None = None, rows: str | Sequence[int] = "all") -> np.ndarray:
+def task_jacobian(model: RobotData, q: Any, link: str | None = None, rows: str | Sequence[int] = "all") -> np.ndarray:
     """Rows of the kinematic Jacobian [v; ω] of ``link`` (default the tip) in ``base_link``: (m, n) or (N, m, n).
 
     ``rows``: ``"all"`` (6 rows), ``"position"`` (v), ``"orientation"`` (ω) or indices into [vx vy vz wx wy wz]
@@ -67,7 +67,7 @@ def _tolerance(sigma: np.ndarray, shape: tuple[int, int], tol: float | None) -> 
 
 
 def jacobian_svd(
-    model: RobotModel, q: Any, link: str | None = None, rows: str | Sequence[int] = "all"
+    model: RobotData, q: Any, link: str | None = None, rows: str | Sequence[int] = "all"
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """SVD J = U Σ Vᵀ of the kinematic Jacobian (002 eq. [5.27]-[5.31]).
 
@@ -101,7 +101,7 @@ def jacobian_manipulability(J: Any) -> np.ndarray | float:
 
 
 def manipulability(
-    model: RobotModel, q: Any, link: str | None = None, rows: str | Sequence[int] = "all"
+    model: RobotData, q: Any, link: str | None = None, rows: str | Sequence[int] = "all"
 ) -> np.ndarray | float:
     """Velocity manipulability w = sqrt(det(J Jᵀ)) = s_1 s_2 ... s_m (002 eq. [5.38], errata 42).
 
@@ -111,7 +111,7 @@ def manipulability(
 
 
 def condition_number(
-    model: RobotModel, q: Any, link: str | None = None, rows: str | Sequence[int] = "all", tol: float | None = None
+    model: RobotData, q: Any, link: str | None = None, rows: str | Sequence[int] = "all", tol: float | None = None
 ) -> np.ndarray | float:
     """Condition number s_1 / s_m of J (m task rows); inf at a singular configuration, i.e. when
     s_m <= ``tol`` (default s_1 max(m, n) eps) or m > n.  1 for an isotropic configuration."""
@@ -129,7 +129,7 @@ def _force_lengths(sigma: np.ndarray, tol: np.ndarray) -> np.ndarray:
 
 
 def velocity_ellipsoid(
-    model: RobotModel, q: Any, link: str | None = None, rows: str | Sequence[int] = "all"
+    model: RobotData, q: Any, link: str | None = None, rows: str | Sequence[int] = "all"
 ) -> tuple[np.ndarray, np.ndarray]:
     """Velocity (manipulability) ellipsoid Ẋᵀ (J Jᵀ)⁻¹ Ẋ <= 1, the image of ||q̇|| <= 1 (002 eq. [5.36]-[5.37]).
 
@@ -140,7 +140,7 @@ def velocity_ellipsoid(
 
 
 def force_ellipsoid(
-    model: RobotModel, q: Any, link: str | None = None, rows: str | Sequence[int] = "all", tol: float | None = None
+    model: RobotData, q: Any, link: str | None = None, rows: str | Sequence[int] = "all", tol: float | None = None
 ) -> tuple[np.ndarray, np.ndarray]:
     """Force ellipsoid fᵀ J Jᵀ f <= 1, the wrenches balanced by ||Γ|| <= 1 with Γ = Jᵀ f (002 §5.9.3, eq. [5.43]).
 
@@ -176,7 +176,7 @@ class KinematicAnalysis:
 
 
 def kinematic_analysis(
-    model: RobotModel, q: Any, link: str | None = None, rows: str | Sequence[int] = "all", tol: float | None = None
+    model: RobotData, q: Any, link: str | None = None, rows: str | Sequence[int] = "all", tol: float | None = None
 ) -> KinematicAnalysis:
     """SVD-based analysis of 002 §5.8-5.9 at q (n,) or a batch (N, n): see :class:`KinematicAnalysis`.
 
@@ -206,7 +206,7 @@ def kinematic_analysis(
 
 
 # --------------------------------------------------------------------------- §5.10 second order
-def _joint_vectors(model: RobotModel, q: Any, *others: tuple[Any, str]) -> list[np.ndarray]:
+def _joint_vectors(model: RobotData, q: Any, *others: tuple[Any, str]) -> list[np.ndarray]:
     q = model.check_joint_vector(q)
     out = [q]
     for v, what in others:
@@ -227,7 +227,7 @@ def _cross(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 
 def _forward_recursion(
-    model: RobotModel, q: np.ndarray, qd: np.ndarray, qdd: np.ndarray | None, link: str | None
+    model: RobotData, q: np.ndarray, qd: np.ndarray, qdd: np.ndarray | None, link: str | None
 ) -> tuple[np.ndarray, np.ndarray]:
     """Twist [v; ω] and classical acceleration [v̇; ω̇] of the ``link`` origin, in ``base_link`` (002 eq. [5.47]).
 
@@ -272,21 +272,21 @@ def _forward_recursion(
     return np.concatenate([v, w], axis=-1), np.concatenate([vd, wd], axis=-1)
 
 
-def link_velocity(model: RobotModel, q: Any, qd: Any, link: str | None = None) -> np.ndarray:
+def link_velocity(model: RobotData, q: Any, qd: Any, link: str | None = None) -> np.ndarray:
     """Twist [v; ω] = J q̇ of the ``link`` origin (default the tip) in ``base_link``, by the forward velocity
     recursion (002 eq. [5.23] projected in the fixed frame): (6,) or (N, 6)."""
     q, qd = _joint_vectors(model, q, (qd, "qd"))
     return _forward_recursion(model, q, qd, None, link)[0]
 
 
-def link_acceleration(model: RobotModel, q: Any, qd: Any, qdd: Any, link: str | None = None) -> np.ndarray:
+def link_acceleration(model: RobotData, q: Any, qd: Any, qdd: Any, link: str | None = None) -> np.ndarray:
     """Classical acceleration [v̇; ω̇] = J q̈ + J̇ q̇ of the ``link`` origin in ``base_link`` (002 eq. [5.46]-[5.47]):
     v̇ is the second time derivative of the origin's position (not the spatial acceleration)."""
     q, qd, qdd = _joint_vectors(model, q, (qd, "qd"), (qdd, "qdd"))
     return _forward_recursion(model, q, qd, qdd, link)[1]
 
 
-def jdot_qd(model: RobotModel, q: Any, qd: Any, link: str | None = None) -> np.ndarray:
+def jdot_qd(model: RobotData, q: Any, qd: Any, link: str | None = None) -> np.ndarray:
     """J̇ q̇ (6,) or (N, 6), [linear; angular], of the ``link`` origin in ``base_link``: the acceleration of
     002 eq. [5.47] with q̈ = 0 ([Khalil 87a]), computed by the forward recursion, not by differentiating J."""
     q, qd = _joint_vectors(model, q, (qd, "qd"))

@@ -74,7 +74,7 @@ from ..model.mdh import PRISMATIC, REVOLUTE, mdh_transform
 from .geometric_model import _check_target, _link
 
 if TYPE_CHECKING:
-    from ..model.robot_model import RobotModel
+    from ..model.data import RobotData
 
 TOL = 1e-10
 """Default tolerance of the equation solvers (see the module docstring)."""
@@ -320,7 +320,7 @@ class _Arm:
     link_inv: np.ndarray  # (^6T_link)⁻¹
 
 
-def _arm(model: RobotModel, link: str | None) -> _Arm:
+def _arm(model: RobotData, link: str | None) -> _Arm:
     """Recognise a wrist-partitioned arm solvable by the equation types; ValueError saying why not."""
     j, t_link = _link(model, link)
     name = link or model.tip_link
@@ -560,7 +560,7 @@ def _mdh_solutions(arm: _Arm, t06: np.ndarray, defaults: np.ndarray, tol: float)
     return out
 
 
-def _to_urdf(model: RobotModel, mdh: list[np.ndarray]) -> list[np.ndarray]:
+def _to_urdf(model: RobotData, mdh: list[np.ndarray]) -> list[np.ndarray]:
     """MDH joint values -> URDF joint values (q = sign (θ − θ_offset), or with r), duplicates (mod 2π) removed."""
     offset = np.where(model.sigma == PRISMATIC, model.r, model.theta)
     revolute = model.sigma != PRISMATIC
@@ -577,7 +577,7 @@ def _wrap(x: Any) -> Any:
     return np.remainder(np.asarray(x) + math.pi, TWO_PI) - math.pi
 
 
-def _pose_errors(model: RobotModel, qs: np.ndarray, link: str | None, target: np.ndarray) -> np.ndarray:
+def _pose_errors(model: RobotData, qs: np.ndarray, link: str | None, target: np.ndarray) -> np.ndarray:
     """max(position error (m), rotation angle (rad)) of each configuration of ``qs`` (N, n) against ``target``."""
     t = model.forward_kinematics(qs, link)
     dp = np.abs(t[:, :3, 3] - target[:3, 3]).max(axis=1)
@@ -588,7 +588,7 @@ def _pose_errors(model: RobotModel, qs: np.ndarray, link: str | None, target: np
     return np.maximum(dp, np.arctan2(sin, cos))
 
 
-def _turns(model: RobotModel, q: np.ndarray, q_ref: np.ndarray | None, all_turns: bool) -> list[np.ndarray]:
+def _turns(model: RobotData, q: np.ndarray, q_ref: np.ndarray | None, all_turns: bool) -> list[np.ndarray]:
     """``q`` with each revolute angle moved by 2πk into its joint range: the turn nearest ``q_ref`` (else nearest the
     middle of the range), every turn with ``all_turns``; a joint with no turn in range keeps the turn nearest it."""
     lim = model.limits
@@ -623,7 +623,7 @@ def _turns(model: RobotModel, q: np.ndarray, q_ref: np.ndarray | None, all_turns
     return [np.array(c) for c in itertools.product(*choices)]
 
 
-def _finish(model: RobotModel, sols: list[np.ndarray], link: str | None, target: np.ndarray,
+def _finish(model: RobotData, sols: list[np.ndarray], link: str | None, target: np.ndarray,
             q_ref: np.ndarray | None, within_limits: bool, all_turns: bool, tolerance: float) -> list[np.ndarray]:
     """Checked by the DGM, turned into the joint ranges, within-limit solutions first."""
     if not sols:
@@ -644,7 +644,7 @@ def _finish(model: RobotModel, sols: list[np.ndarray], link: str | None, target:
     return [out[i] for i in order]
 
 
-def _defaults(model: RobotModel, q_ref: Any) -> tuple[np.ndarray | None, np.ndarray]:
+def _defaults(model: RobotData, q_ref: Any) -> tuple[np.ndarray | None, np.ndarray]:
     """(q_ref checked, MDH values of the joints left free at singular configurations)."""
     lim = model.limits
     if q_ref is None:
@@ -656,7 +656,7 @@ def _defaults(model: RobotModel, q_ref: Any) -> tuple[np.ndarray | None, np.ndar
 
 
 def analytic_inverse_geometry(
-    model: RobotModel,
+    model: RobotData,
     pose: Any,
     link: str | None = None,
     *,
@@ -687,7 +687,7 @@ def analytic_inverse_geometry(
     return _finish(model, sols, link, target, q_ref, within_limits, all_turns, tolerance)
 
 
-def nearest_inverse_geometry(model: RobotModel, pose: Any, q_ref: Any, link: str | None = None, *,
+def nearest_inverse_geometry(model: RobotData, pose: Any, q_ref: Any, link: str | None = None, *,
                              tolerance: float = 1e-9, tol: float = TOL) -> np.ndarray | None:
     """The solution of :func:`analytic_inverse_geometry` nearest ``q_ref`` (each revolute angle at the turn nearest
     ``q_ref``, joint limits ignored: the configuration a continuous motion from ``q_ref`` reaches), or None when
@@ -700,7 +700,7 @@ def nearest_inverse_geometry(model: RobotModel, pose: Any, q_ref: Any, link: str
     return _nearest(model, arm, target, q_ref, defaults, link, tolerance, tol)
 
 
-def _nearest(model: RobotModel, arm: _Arm, target: np.ndarray, q_ref: np.ndarray, defaults: np.ndarray,
+def _nearest(model: RobotData, arm: _Arm, target: np.ndarray, q_ref: np.ndarray, defaults: np.ndarray,
              link: str | None, tolerance: float, tol: float) -> np.ndarray | None:
     t06 = arm.base_inv @ target @ arm.link_inv
     mdh = _mdh_solutions(arm, t06, defaults, tol)
@@ -713,7 +713,7 @@ def _nearest(model: RobotModel, arm: _Arm, target: np.ndarray, q_ref: np.ndarray
 
 
 def rx90_inverse_geometry(
-    model: RobotModel,
+    model: RobotData,
     pose: Any,
     link: str | None = None,
     *,

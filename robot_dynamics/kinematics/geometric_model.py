@@ -18,22 +18,22 @@ import numpy as np
 
 from ..model.mdh import PRISMATIC
 
-if TYPE_CHECKING:  # the facade imports this module; a run-time import back would be a cycle
-    from ..model.robot_model import RobotModel
+if TYPE_CHECKING:  # the data type below the algorithms, never the facade RobotModel (no import cycle)
+    from ..model.data import RobotData
 
 
-def frame_poses(model: RobotModel, q: Any) -> np.ndarray:
+def frame_poses(model: RobotData, q: Any) -> np.ndarray:
     """Poses of the MDH frames R_0..R_n in ``base_link``: (n+1, 4, 4) or (N, n+1, 4, 4)."""
     return model.base_transform @ model.link_frames(q)
 
 
-def link_poses(model: RobotModel, q: Any) -> dict[str, np.ndarray]:
+def link_poses(model: RobotData, q: Any) -> dict[str, np.ndarray]:
     """DGM of every URDF link of ``model.frames``: name -> pose in ``base_link`` ((4, 4) or (N, 4, 4))."""
     f = frame_poses(model, q)
     return {k: f[..., j, :, :] @ t for k, (j, t) in model.frames.items()}
 
 
-def _path(model: RobotModel, j: int) -> list[int]:
+def _path(model: RobotData, j: int) -> list[int]:
     """Joints (1-based) on the path from R0 to R_j."""
     out = []
     while j > 0:
@@ -42,21 +42,21 @@ def _path(model: RobotModel, j: int) -> list[int]:
     return out[::-1]
 
 
-def _link(model: RobotModel, link: str | None) -> tuple[int, np.ndarray]:
+def _link(model: RobotData, link: str | None) -> tuple[int, np.ndarray]:
     link = link or model.tip_link
     if link not in model.frames:
         raise ValueError(f"unknown link {link!r}; known links: {sorted(model.frames)}")
     return model.frames[link]
 
 
-def jacobian(model: RobotModel, q: Any, link: str | None = None) -> np.ndarray:
+def jacobian(model: RobotData, q: Any, link: str | None = None) -> np.ndarray:
     """Kinematic Jacobian [v; w] (6, n) or (N, 6, n) of the origin of ``link`` (default the tip),
     expressed in ``base_link``, for URDF joint velocities."""
     j, t = _link(model, link)
     return jacobian_from_frames(model, frame_poses(model, q), j, t)
 
 
-def jacobian_from_frames(model: RobotModel, f: np.ndarray, j: int, t: np.ndarray) -> np.ndarray:
+def jacobian_from_frames(model: RobotData, f: np.ndarray, j: int, t: np.ndarray) -> np.ndarray:
     """:func:`jacobian` of the point ``t`` of frame R_j from precomputed :func:`frame_poses` ``f``."""
     p = (f[..., j, :, :] @ t)[..., :3, 3]
     out = np.zeros(f.shape[:-3] + (6, model.dof))
@@ -109,7 +109,7 @@ def _check_target(target: Any, position_only: bool) -> np.ndarray:
 
 
 def inverse_kinematics(
-    model: RobotModel,
+    model: RobotData,
     target: Any,
     q0: Any = None,
     link: str | None = None,

@@ -42,7 +42,7 @@ from .geometric_model import (
 from .geometric_model import inverse_kinematics as dls_inverse_kinematics
 
 if TYPE_CHECKING:
-    from ..model.robot_model import RobotModel
+    from ..model.data import RobotData
 
 RCOND = 1e-12
 """Singular values below RCOND times the largest are treated as zero (rank decision)."""
@@ -228,7 +228,7 @@ def joint_limit_criterion(
 
 
 def manipulability_criterion(
-    model: RobotModel, q: Any, link: str | None = None, *, position_only: bool = False, step: float = 1e-6
+    model: RobotData, q: Any, link: str | None = None, *, position_only: bool = False, step: float = 1e-6
 ) -> tuple[float, np.ndarray]:
     """φ = w = √det(JJᵀ) of ``link`` (002 [6.40], errata 42) and its gradient by central differences of
     J (one batched Jacobian of the 2n configurations q ± h eₖ); maximize it (α > 0)."""
@@ -320,7 +320,7 @@ def _damped_gain(s: np.ndarray, rank: int, damping: float | None, epsilon: float
     return g
 
 
-def reach_bound(model: RobotModel, link: str | None = None) -> tuple[np.ndarray, float]:
+def reach_bound(model: RobotData, link: str | None = None) -> tuple[np.ndarray, float]:
     """A sphere (centre, radius) in ``base_link`` containing every reachable position of ``link``.
 
     The distance between consecutive frame origins O_a(k), O_k does not depend on a revolute q_k (002
@@ -360,7 +360,7 @@ class _Power:
         return np.where(self.active, self.p * (self.p - 1.0) * np.abs(x) ** (self.p - 2.0) / self.scale**2, 0.0)
 
 
-def _criterion(model: RobotModel, secondary: Any, lower: np.ndarray, upper: np.ndarray, power: float) -> Any:
+def _criterion(model: RobotData, secondary: Any, lower: np.ndarray, upper: np.ndarray, power: float) -> Any:
     finite = np.isfinite(lower) & np.isfinite(upper)
     span = np.where(finite, upper - lower, 2.0 * np.pi)
     if isinstance(secondary, str):
@@ -376,7 +376,7 @@ def _criterion(model: RobotModel, secondary: Any, lower: np.ndarray, upper: np.n
     return _Power(posture, span, np.ones(model.dof, dtype=bool), 2.0)
 
 
-def _secondary_task(model: RobotModel, secondary: Any) -> tuple[int, np.ndarray, np.ndarray, slice] | None:
+def _secondary_task(model: RobotData, secondary: Any) -> tuple[int, np.ndarray, np.ndarray, slice] | None:
     if isinstance(secondary, dict):
         if set(secondary) - {"link", "target", "position"} or "link" not in secondary:
             raise ValueError("a secondary task dict needs 'link' and 'target' (or 'position')")
@@ -391,7 +391,7 @@ def _secondary_task(model: RobotModel, secondary: Any) -> tuple[int, np.ndarray,
 
 
 def inverse_kinematics_redundant(
-    model: RobotModel,
+    model: RobotData,
     target: Any,
     q0: Any = None,
     link: str | None = None,
@@ -668,7 +668,7 @@ def inverse_kinematics_redundant(
 
 
 def inverse_kinematics(
-    model: RobotModel,
+    model: RobotData,
     target: Any,
     q0: Any = None,
     link: str | None = None,
@@ -725,7 +725,7 @@ def inverse_kinematics(
                                   max_step=max_step, restarts=5 if restarts is None else restarts, seed=seed)
 
 
-def _analytic(model: RobotModel, target: Any, q0: Any, link: str | None, position_only: bool, tolerance: float,
+def _analytic(model: RobotData, target: Any, q0: Any, link: str | None, position_only: bool, tolerance: float,
               secondary: Any, weights: Any, options: dict[str, Any]) -> np.ndarray:
     """``method="analytic"`` of :func:`inverse_kinematics`."""
     from .analytic_ik import analytic_inverse_geometry

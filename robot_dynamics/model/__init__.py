@@ -1,1 +1,2 @@
-"""The robot model: MDH table (chains and trees), the immutable RobotModel, actuator transmissions, URDF/xacro in and out, inertia algebra, bundled robots."""
+"""The robot model: MDH table (chains and trees), the immutable RobotModel (its data RobotData), actuator
+transmissions, URDF/xacro in and out, inertia algebra, bundled robots."""

@@ -11,14 +11,13 @@ needs (a payload, a perturbed "true" plant).  NumPy only: the identification, th
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any, TypeVar
 
 import numpy as np
 
-if TYPE_CHECKING:
-    from .robot_model import RobotModel
+from .data import INERTIAL_NAMES, RobotData
 
-INERTIAL_NAMES = ("XX", "XY", "XZ", "YY", "YZ", "ZZ", "MX", "MY", "MZ", "M")
+Model = TypeVar("Model", bound=RobotData)  # a variant is of the class of the model it is made from
 MIN_INERTIA = 1e-12  # kg m^2: smallest principal moment physically_consistent leaves (MuJoCo refuses zeros)
 
 
@@ -75,7 +74,7 @@ def physically_consistent(
 
 
 # ------------------------------------------------------------------ model variants
-def with_payload(model: RobotModel, mass: float, com: Any = (0.0, 0.0, 0.0), link: str | None = None) -> RobotModel:
+def with_payload(model: Model, mass: float, com: Any = (0.0, 0.0, 0.0), link: str | None = None) -> Model:
     """A copy of ``model`` carrying a point mass ``mass`` at ``com`` (expressed in URDF ``link``, default tip)."""
     if not np.isfinite(mass) or mass < 0.0:
         raise ValueError(f"payload mass must be finite and >= 0, got {mass}")
@@ -99,13 +98,13 @@ def with_payload(model: RobotModel, mass: float, com: Any = (0.0, 0.0, 0.0), lin
 
 
 def perturbed(
-    model: RobotModel,
+    model: Model,
     rel_error: float,
     rng: np.random.Generator | int | None = None,
     *,
     signs_only: bool = True,
     friction: bool = False,
-) -> RobotModel:
+) -> Model:
     """A copy of ``model`` with every inertial parameter XX..M (and Ia) off by ``rel_error``.
 
     Each nonzero standard parameter p becomes ``p (1 + rel_error u)`` with u = ±1

@@ -44,7 +44,7 @@ from .mdh import PRISMATIC, mdh_transform
 from .urdf_conversion import matrix_to_rpy
 
 if TYPE_CHECKING:
-    from .robot_model import RobotModel
+    from .data import RobotData
 
 _IDENTITY_TOL = 1e-12
 MIN_SEGMENT = 1e-3  # m: shorter link segments get no geometry
@@ -143,7 +143,7 @@ def _segment(p: Any, q: Any, radius: float, material: str, box: bool = False) ->
     return [_Shape(_segment_pose(p, q), geo, material)]
 
 
-def robot_size(model: RobotModel) -> float:
+def robot_size(model: RobotData) -> float:
     """Sum of the MDH offsets |b| + |d| + |r|, of |O_0| in base_link and of the offsets of the frames carried
     by a moving link (tool) (m)."""
     size = float(np.linalg.norm(model.base_transform[:3, 3]))
@@ -152,7 +152,7 @@ def robot_size(model: RobotModel) -> float:
     return size
 
 
-def link_shapes(model: RobotModel, frame_link: dict[int, str]) -> dict[str, list[_Shape]]:
+def link_shapes(model: RobotData, frame_link: dict[int, str]) -> dict[str, list[_Shape]]:
     """Visual/collision shapes per link name, drawn from the MDH table (see the module docstring)."""
     radius = max(0.025 * robot_size(model), 0.005)
     shapes: dict[str, list[_Shape]] = {k: [] for k in [*frame_link.values(), *model.frames]}
@@ -202,7 +202,7 @@ def _shapes_xml(shapes: list[_Shape], indent: str) -> str:
 
 
 def model_to_urdf(
-    model: RobotModel,
+    model: RobotData,
     *,
     name: str | None = None,
     include_inertial: bool = True,
