@@ -23,7 +23,8 @@ from scipy.spatial.transform import Rotation
 
 from robot_dynamics.model.robots import load_model, resolve_urdf
 from robot_dynamics.ros import validation
-from robot_dynamics.ros.computed_torque_controller import PARAMETERS, _task_space_controller, pose_guard
+from robot_dynamics.ros.computed_torque_controller import PARAMETERS, pose_guard
+from robot_dynamics.ros.controller.context import _task_space_controller
 from robot_dynamics.ros.runtime import Refused
 
 MODEL = load_model("rx90")

@@ -23,7 +23,9 @@ ROOT = Path(__file__).resolve().parents[1]
 ENVELOPE = "robot_dynamics/safety/envelope.py"
 MONITOR = "robot_dynamics/safety/state_monitor.py"
 CONTROLLER = "robot_dynamics/ros/computed_torque_controller.py"
-ACTION = "robot_dynamics/ros/trajectory_action.py"
+GOAL = "robot_dynamics/ros/controller/goal.py"
+CORE = "robot_dynamics/ros/controller/core.py"
+CORE_TESTS = ("test/test_controller_core.py",)
 UNIT = ["test/test_safety_envelope.py", "test/test_state_monitor.py", "test/test_goal_tolerances.py"]
 NODES = "test/test_invariants_nodes.py"
 GUARD = "robot_dynamics/safety/limit_guard.py"
@@ -42,11 +44,11 @@ class Mutation:
 
 MUTATIONS = (
     # the three of the issue
-    Mutation("path tolerance bound e > 2 bound", ACTION, "if (e > bound).any():", "if (e > 2 * bound).any():"),
+    Mutation("path tolerance bound e > 2 bound", GOAL, "if (e > bound).any():", "if (e > 2 * bound).any():"),
     Mutation("trajectory efforts beyond the limits accepted (controller)", CONTROLLER,
              'ctx.envelope.check_efforts(data["effort"], ctx.effort)', "pass",
              (f"{NODES}::test_trajectory_efforts_beyond_the_limits_are_refused",), nodes=True),
-    Mutation("an older goal preempts a newer one", ACTION,
+    Mutation("an older goal preempts a newer one", GOAL,
              "any(o is not None and o.seq is not None and o.seq > self.seq for o in others)", "False"),
     Mutation("out-of-order states accepted", MONITOR, "if stamp < anchor.stamp:", "if False:"),
     # every check of the envelope
@@ -112,17 +114,21 @@ MUTATIONS = (
              ("test/test_gil_free_goal.py",)),
     Mutation("an effort limit below gravity accepted", GUARD, "low = np.asarray(effort, float) < need",
              "low = np.asarray(effort, float) < 0", GUARD_TESTS),
-    Mutation("the controller does not guard", CONTROLLER, "if ctx.guard is not None:  # the arm stays inside",
-             "if False:  # the arm stays inside",
-             (f"{NODES}::test_no_command_beyond_the_effort_limits_whatever_the_parameters",
-              "test/test_controller_guard_nodes.py"), nodes=True),
-    Mutation("the controller trusts every state", CONTROLLER, "stamp = self.monitor.judge(q, qd, stamp, now_clock)",
-             "stamp = stamp or now_clock",
-             (f"{NODES}::test_states_of_1e300_leave_the_arm_alone",
-              f"{NODES}::test_a_second_publisher_disagreeing_during_a_move"), nodes=True),
-    Mutation("the controller holds outside the limits", CONTROLLER,
+    # the controller's control cycle (its pure core; the node tests replay the same faults against processes)
+    Mutation("the controller does not guard", CORE, "if ctx.guard is not None:  # the arm stays inside",
+             "if False:  # the arm stays inside", CORE_TESTS),
+    Mutation("the controller trusts every state", CORE, "stamp = self.monitor.judge(q, qd, stamp, now_clock)",
+             "stamp = stamp or now_clock", CORE_TESTS),
+    Mutation("the controller holds outside the limits", CORE,
              "self.hold = self.ctx.envelope.hold_target(q)  # never outside the limits", "self.hold = q.copy()",
-             ("test/test_invariants_outside_nodes.py",), nodes=True),
+             CORE_TESTS),
+    Mutation("stale states judged at twice the timeout", CORE,
+             "stale = self.state_wall is None or wall - self.state_wall > self.timeout",
+             "stale = self.state_wall is None or wall - self.state_wall > 2 * self.timeout", CORE_TESTS),
+    Mutation("a leap of the control time is no jump", CORE, "if dt < 0 or dt > self.max_time_step:", "if dt < 0:",
+             CORE_TESTS),
+    Mutation("a goal never succeeds", GOAL, "if not ((ep > tol.goal_position).any() or (ev > tol.goal_velocity).any()):",
+             "if False:", CORE_TESTS),
 )
 
 

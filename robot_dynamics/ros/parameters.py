@@ -21,11 +21,13 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rcl_interfaces.msg import ParameterDescriptor, SetParametersResult
-from rclpy.node import Node
-from rclpy.parameter import Parameter
+
+if TYPE_CHECKING:  # the schema is data: importing it needs no rclpy (the controller's pure core reads it)
+    from rclpy.node import Node
+    from rclpy.parameter import Parameter
 
 KINDS = ("bool", "int", "double", "string", "double_array", "int_array", "string_array")
 

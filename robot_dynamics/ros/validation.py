@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from .runtime import Refused
+from ..safety.refusal import Refused
 
 MAX_JOINT_STATE_NAMES = 10_000
 

@@ -1,0 +1,10 @@
+"""The computed-torque controller by concern (the node, :mod:`robot_dynamics.ros.computed_torque_controller`, wires
+them to topics, services, actions, parameters and the loop thread):
+
+* :mod:`.parameters`: the parameter schema, as data;
+* :mod:`.context`: the control context built from a model and the parameter values (law, gains, limits, guard);
+* :mod:`.goal`: a FollowJointTrajectory goal as the loop sees it (result codes, JTC's tolerances, path and goal
+  checks);
+* :mod:`.pose`: pose references of the task-space laws;
+* :mod:`.statistics`: the loop's per-cycle figures.
+"""

@@ -1,0 +1,476 @@
+"""The control cycle of the computed-torque controller, without ROS: ``update(now, wall) -> Cycle`` over the
+state machine, the reference (trajectory, pose reference, hold), the goal's tolerances, the law and the limit guard
+— what a ros2_control controller's ``update(time, period)`` is.  The node
+(:mod:`robot_dynamics.ros.computed_torque_controller`) takes the inputs off the wire and hands them here, publishes
+what a cycle returns, and implements :class:`Outputs` (logging, mode messages, message buffers).
+
+State machine (``ControllerState.mode``): ``no_model`` -> ``no_state`` -> ``holding`` / ``tracking``; ``stale``
+when the last accepted state is older than ``timeout`` (steady clock, ``wall``).  Coming back from ``stale``, and
+after a time jump (the control time going back or leaping more than ``max_time_step``), the running trajectory is
+dropped and the arm holds where it is (never outside its limits: the safety envelope's hold target).  A new
+trajectory, goal or pose reference is adopted at a cycle boundary (:meth:`ControlCore.take_pending`); a goal
+accepted after another one preempts it (JTC's order), whichever finished its checks first.
+
+Thread safety: every method runs under :attr:`ControlCore.lock` (the loop thread, the executor's callbacks, the
+action's threads); the methods that take it themselves say so.  Pure Python: no rclpy.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from dataclasses import dataclass
+from typing import Protocol
+
+import numpy as np
+
+from ...control import JointController
+from ...control.task_space import TaskSpaceLaw
+from ...safety import StateMonitor
+from ...trajectory.sampled import SampledTrajectory
+from .context import Context
+from .goal import ABORTED, CANCELED, INVALID_GOAL, OLD_HEADER_TIMESTAMP, PATH_TOLERANCE_VIOLATED, SUCCESSFUL, GoalRun
+from .pose import PoseHold, pose_guard
+
+NO_MODEL, NO_STATE, STALE, HOLDING, TRACKING = "no_model", "no_state", "stale", "holding", "tracking"
+"""The modes (``robot_dynamics_interfaces/ControllerState``'s ``MODE_*``)."""
+
+PendingTrajectory = tuple[SampledTrajectory, "float | None", int, "GoalRun | None"]
+"""A checked trajectory waiting for the next cycle: (trajectory, start stamp or None: now, points, goal or None)."""
+
+
+class Outputs(Protocol):
+    """What the core tells its node (called under the lock)."""
+
+    def transition(self, mode: str, reason: str, changed: bool) -> None:
+        """The mode or its reason changed (log it; publish the mode when ``changed`` or tracking)."""
+
+    def publish_mode(self) -> None:
+        """Publish the mode now (a mode message without a cycle's figures)."""
+
+    def context_in_use(self, ctx: Context, old: Context | None, changed: str | None) -> None:
+        """``ctx`` replaced ``old`` (``changed``: the parameters that made it, or None: a new model)."""
+
+    def allocate(self, ctx: Context) -> None:
+        """Make the per-cycle message buffers of ``ctx``'s joints."""
+
+    def log(self, level: str, text: str) -> None:
+        """``level`` "info" or "warning"."""
+
+    def refuse(self, cause: str, text: str) -> None:
+        """Count and log an input or output refused."""
+
+    def latest_refusal(self) -> tuple[str, str] | None:
+        """(cause, text) of the last refusal, if any (said when the states go stale)."""
+
+
+@dataclass
+class Cycle:
+    """What one control cycle commands: ``tau`` (model order, the law's saturated command through the limit guard;
+    the node clips it to the effort limits in use when it publishes) for the reference ``q_ref, qd_ref, qdd_ref``;
+    ``sampling_ns``/``law_ns``: thread CPU time of the reference sampling and of the law."""
+
+    tau: np.ndarray
+    q_ref: np.ndarray
+    qd_ref: np.ndarray
+    qdd_ref: np.ndarray
+    sampling_ns: int = 0
+    law_ns: int = 0
+
+
+class ControlCore:
+    """The controller's state and its control cycle (module docstring).  ``trigger``: "timer" (the control time is
+    the clock) or "state" (lockstep: the control time is the state's stamp); ``timeout``: state_timeout (s);
+    ``stale_behavior``: "gravity_hold" or "none"; ``pose_margin``: pose_limit_margin (rad, m)."""
+
+    def __init__(self, out: Outputs, *, trigger: str, timeout: float, stale_behavior: str, pose_margin: float,
+                 motor_topic: str = "") -> None:
+        self.out = out
+        self.trigger = trigger
+        self.timeout = timeout
+        self.max_time_step = max(1.0, 2.0 * timeout)  # a larger leap of the control time is a time jump
+        self.stale_behavior = stale_behavior
+        self.pose_margin = pose_margin
+        self.motor_topic = motor_topic
+        self.lock = threading.RLock()
+        self.monitor: StateMonitor | None = None  # which joint state to trust (safety envelope; with the first model)
+        self.ctx: Context | None = None
+        self.pending_ctx: Context | None = None
+        self.pending_params: str | None = None  # the parameters that made pending_ctx (None: a new model)
+        self.pending_traj: PendingTrajectory | None = None
+        self.pending_pose: PoseHold | None = None
+        self.trajectory: SampledTrajectory | None = None
+        self.goal: GoalRun | None = None  # the action goal the running trajectory belongs to
+        self.trajectory_t0 = 0.0
+        self.trajectories_accepted = 0
+        self.pose: PoseHold | None = None  # the pose reference held (task-space laws), when no trajectory runs
+        self.poses_accepted = 0
+        self.safe_hold = False  # a dropped pose: held by the context's hold_controller until the next reference
+        self.hold: np.ndarray | None = None
+        self.q: np.ndarray | None = None
+        self.qd: np.ndarray | None = None
+        self.state_stamp: float | None = None  # stamp of the last accepted state (s)
+        self.state_wall: float | None = None   # steady time of its arrival
+        self.last_now: float | None = None     # control time of the last cycle
+        self.mode = NO_MODEL
+        self.mode_reason = "waiting for the robot description"
+        self.guarded_cycles = 0  # cycles whose command the limit guard changed
+        self.motor_state: tuple[float, np.ndarray, np.ndarray] | None = None  # law elastic: (stamp, θ, θ̇)
+        self.zero = np.zeros(0)
+
+    # ------------------------------------------------------------ settings
+    def set_timeout(self, timeout: float) -> None:
+        self.timeout = timeout
+        self.max_time_step = max(1.0, 2.0 * timeout)
+        if self.monitor is not None:
+            self.monitor.timeout = timeout
+
+    # ------------------------------------------------------------ state machine
+    def transition(self, mode: str, reason: str) -> None:
+        """Enter ``mode`` (told once per change)."""
+        if mode == self.mode and reason == self.mode_reason:
+            return
+        changed = mode != self.mode
+        self.mode, self.mode_reason = mode, reason
+        self.out.transition(mode, reason, changed)
+
+    def end_goal(self, status: str, code: int, text: str) -> None:
+        """The running goal's outcome; the action's thread sends the result."""
+        goal, self.goal = self.goal, None
+        if goal is not None:
+            goal.finish(status, code, text)
+
+    def hold_here(self, reason: str) -> None:
+        """Drop the running trajectory (or pose reference) and hold the measured position (law state reset).  A
+        trajectory checked but not yet adopted stays queued: its start is judged on the new time base."""
+        self.trajectory = None
+        self.pose = None
+        self.safe_hold = False
+        self.end_goal(ABORTED, INVALID_GOAL, f"trajectory dropped: {reason}")
+        if self.q is not None:
+            self.hold = self.ctx.envelope.hold_target(self.q) if self.ctx is not None else self.q.copy()
+        if self.ctx is not None:
+            self.ctx.controller.reset()
+        self.transition(HOLDING, reason)
+
+    def is_stale(self, wall: float) -> bool:
+        """True when the last state is older than ``timeout`` at steady time ``wall``; the transitions into and out
+        of ``stale`` (a goal aborted going in; the trajectory dropped coming back, timer trigger)."""
+        stale = self.state_wall is None or wall - self.state_wall > self.timeout
+        if stale and self.mode != STALE and self.state_wall is not None:
+            latest = self.out.latest_refusal()
+            why = f" (last refused: {latest[0]}: {latest[1][:300]})" if latest is not None else ""
+            self.end_goal(ABORTED, INVALID_GOAL, f"no valid joint state for more than {self.timeout} s{why}")
+            self.transition(STALE, f"no valid joint state for more than {self.timeout} s: " + (
+                "holding gravity" if self.stale_behavior == "gravity_hold" else "publishing nothing") + why)
+        elif not stale and self.mode == STALE:
+            if self.trigger == "timer":  # time went on without us: never resume a trajectory mid-way
+                self.hold_here("joint state back: trajectory dropped, holding the current position")
+                self.last_now = None
+            else:  # the control time is the state stamp: stamp jumps are judged in accept_state
+                self.transition(TRACKING if self.trajectory is not None else HOLDING, "joint state back")
+        return stale
+
+    # ------------------------------------------------------------ states
+    def state_arrived(self, q: np.ndarray, qd: np.ndarray, stamp: float, now_clock: float, wall: float) -> None:
+        """A valid timer-triggered state judged by the safety envelope's :class:`StateMonitor` (stamps against the
+        clock, order, impossible values, jumps, two sources disagreeing), then accepted (or ``Refused``).  Takes
+        the lock."""
+        with self.lock:
+            if self.last_now is not None and now_clock < self.last_now:  # the clock went back: a new stream
+                self.monitor.reset()
+            stamp = self.monitor.judge(q, qd, stamp, now_clock)
+            self.accept_state(q, qd, stamp, wall)
+
+    def lockstep_state(self, q: np.ndarray, qd: np.ndarray, stamp: float, wall: float) -> None:
+        """A valid state of a state-triggered (lockstep) loop, its stamp the control time; judged, then accepted
+        (or ``Refused``)."""
+        if self.state_stamp is not None and not 0.0 <= stamp - self.state_stamp <= self.max_time_step:
+            self.monitor.reset()  # a restarted simulation: its first state is trusted (accept_state holds)
+        self.monitor.judge(q, qd, stamp, stamp)
+        self.accept_state(q, qd, stamp, wall)
+
+    def accept_state(self, q: np.ndarray, qd: np.ndarray, stamp: float, wall: float) -> None:
+        self.q, self.qd = q, qd
+        if self.trigger == "state" and self.state_stamp is not None:
+            jump = stamp - self.state_stamp
+            if jump < 0 or jump > self.max_time_step:
+                self.hold_here(f"state stamps jumped by {jump:+.3f} s (restart?)")
+        self.state_stamp = stamp
+        self.state_wall = wall
+        if self.hold is None:
+            self.hold = self.ctx.envelope.hold_target(q)  # never outside the limits
+
+    # ------------------------------------------------------------ references
+    def queue_context(self, ctx: Context, changed: str | None) -> None:
+        """A new control context for the next cycle boundary (``changed``: the parameters that made it, the
+        trajectory goes on; None: a new model).  Takes the lock."""
+        with self.lock:
+            self.pending_ctx, self.pending_params = ctx, changed
+
+    def queue_trajectory(self, entry: PendingTrajectory) -> None:
+        """Queue a checked trajectory for the next cycle; a goal still queued is superseded (aborted, as
+        preempted), and a goal accepted before the one queued or running never runs.  Takes the lock."""
+        with self.lock:
+            old = self.pending_traj
+            run = entry[3]
+            if run is not None and run.older_than(old[3] if old is not None else None, self.goal):
+                run.finish(ABORTED, SUCCESSFUL, "preempted by a newer goal before it started")
+                return
+            self.pending_traj = entry
+            self.pending_pose = None  # a pose reference not adopted yet is superseded
+            self.trajectories_accepted += 1  # checked and queued: the next cycle adopts it
+        if old is not None and old[3] is not None:
+            old[3].finish(ABORTED, SUCCESSFUL, "preempted by a newer " +
+                          ("goal" if entry[3] is not None else "trajectory on ~/joint_trajectory") + " before it started")
+
+    def queue_pose(self, pose: PoseHold, trajectories: int) -> bool:
+        """A checked pose reference for the next cycle, unless a trajectory was accepted since its check started
+        (``trajectories``: the count then); True when queued.  Takes the lock."""
+        with self.lock:
+            if self.trajectories_accepted != trajectories:
+                return False
+            self.pending_pose = pose
+            self.poses_accepted += 1
+            return True
+
+    def cancel(self, run: GoalRun) -> None:
+        """A goal's cancel request: a queued goal is dropped, the running one ends and the arm holds where it is.
+        Takes the lock."""
+        with self.lock:
+            pending = self.pending_traj
+            if pending is not None and pending[3] is run:
+                self.pending_traj = None
+                run.finish(CANCELED, SUCCESSFUL, "canceled before it started")
+            elif self.goal is run:
+                self.end_goal(CANCELED, SUCCESSFUL, "canceled: holding the current position")
+                self.hold_here("goal canceled: holding the current position")
+            else:
+                run.finish(CANCELED, SUCCESSFUL, "canceled")
+
+    def take_pending(self, now: float | None) -> None:
+        """At a cycle boundary: adopt a new context, a checked trajectory, then a checked pose reference."""
+        ctx = self.pending_ctx
+        if ctx is not None:
+            self.pending_ctx = None
+            changed, self.pending_params = self.pending_params, None
+            if self._adopt_context(ctx, changed):
+                return self._take_references(now)
+        self._take_references(now)
+
+    def _adopt_context(self, ctx: Context, changed: str | None) -> bool:
+        old = self.ctx
+        self.ctx = ctx
+        if self.monitor is None or old is None or old.model.joint_names != ctx.model.joint_names:
+            self.monitor = StateMonitor(ctx.envelope, self.timeout)
+        else:  # the same arm: the stream goes on, judged with the new margins
+            self.monitor.envelope = ctx.envelope
+        self.zero = np.zeros(ctx.model.dof)
+        self.out.context_in_use(ctx, old, changed)
+        if old is None or old.law != ctx.law:
+            self.safe_hold = False  # another law holds from now on (the user's choice); new gains: the stand-in
+        if changed is not None and old is not None and old.model.joint_names == ctx.model.joint_names:
+            # new parameters or dynamic parameters (identified), same arm: the trajectory goes on
+            ctx.controller.reset()
+            self.out.log("info", f"parameters in use: {changed} (law {ctx.law})")
+            if old.model is not ctx.model:  # a swapped model: the state machine says so
+                self.transition(self.mode, f"{changed} in use; {self.mode_reason}"[:400])
+                self.out.publish_mode()
+            if ctx.joints != old.joints:
+                self.out.allocate(ctx)
+            if self.pose is not None and ctx.task_link != self.pose.link:  # a joint law or another link
+                self.hold_here(f"law {ctx.law}" + (f", task_link {ctx.task_link}" if ctx.task_link else "") +
+                               ": pose reference dropped, holding the current joint position")
+            if self.mode == TRACKING:
+                self.out.publish_mode()
+            return True
+        self.out.allocate(ctx)
+        self.trajectory = None
+        self.pose = None
+        self.end_goal(ABORTED, INVALID_GOAL, "a new robot model: trajectory dropped")
+        if old is None or old.model.joint_names != ctx.model.joint_names:
+            self.q = self.qd = self.hold = None
+            self.state_wall = self.state_stamp = None
+            self.transition(NO_STATE, f"robot model with {ctx.model.dof} joints; waiting for joint_states")
+        else:
+            self.hold = None if self.q is None else ctx.envelope.hold_target(self.q)
+            ctx.controller.reset()
+            self.transition(HOLDING, "new robot model: holding the current position")
+        return False
+
+    def _take_references(self, now: float | None) -> None:
+        """A checked trajectory, then a checked pose reference (queued after it: a later trajectory clears it)."""
+        self._take_trajectory(now)
+        self._take_pose(now)
+
+    def _take_pose(self, now: float | None) -> None:
+        """Adopt a checked pose reference: it replaces the running trajectory (a goal is preempted) and is held by
+        the task-space law."""
+        pose, ctx = self.pending_pose, self.ctx
+        if pose is None or ctx is None or now is None or self.q is None:
+            return
+        self.pending_pose = None
+        if ctx.task_link != pose.link:  # the law or its link changed since the check
+            self.out.refuse("pose_joint_space_law" if ctx.task_link is None else "pose_link_changed",
+                            f"pose reference of {pose.link} dropped: law {ctx.law}" +
+                            (f" controls {ctx.task_link}" if ctx.task_link else ""))
+            return
+        if self.goal is not None:
+            self.end_goal(ABORTED, SUCCESSFUL, "preempted by a pose reference")
+        self.trajectory = None
+        self.pose = pose
+        self.safe_hold = False
+        self.hold = pose.q_ref
+        if isinstance(ctx.controller, TaskSpaceLaw):
+            ctx.controller.reset_posture()
+        self.transition(HOLDING, f"pose reference: {pose.text}, held by {ctx.law}")
+
+    def _take_trajectory(self, now: float | None) -> None:
+        pending = self.pending_traj
+        if pending is None or self.ctx is None or now is None or self.q is None:
+            return
+        self.pending_traj = None
+        traj, t0, points, run = pending
+        t0 = now if t0 is None else t0
+        if t0 + traj.duration < now:
+            text = f"trajectory ended {now - t0 - traj.duration:.3f} s before it was taken"
+            self.out.refuse("old_stamp", text)
+            if run is not None:
+                run.finish(ABORTED, OLD_HEADER_TIMESTAMP, text)
+            return
+        if self.goal is not None and self.goal is not run:  # JTC: the running goal is preempted
+            self.end_goal(ABORTED, SUCCESSFUL, "preempted by a new " +
+                          ("goal" if run is not None else "trajectory on ~/joint_trajectory"))
+        if run is not None and run.status is not None:  # canceled meanwhile
+            return
+        self.goal = run
+        self.trajectory, self.trajectory_t0 = traj, t0
+        self.pose = None  # a joint trajectory takes over from a pose reference
+        self.safe_hold = False
+        start = "now" if t0 <= now else f"in {t0 - now:.3f} s"
+        self.transition(TRACKING, f"trajectory of {points} points, {traj.duration:.3f} s (degree {traj.degree}), "
+                                  f"starts {start}")
+
+    # ------------------------------------------------------------ the cycle
+    def update(self, now: float, wall: float) -> Cycle | None:
+        """One control cycle at control time ``now`` and steady time ``wall`` (call under the lock): adopt what is
+        pending, judge staleness and time jumps, take the reference (trajectory with its goal's path tolerances,
+        pose, hold), run the law and the limit guard.  None: nothing to command this cycle (no model or state,
+        stale, a time jump, a non-finite law output)."""
+        clock = time.thread_time_ns
+        if self.pending_ctx is not None or self.pending_traj is not None or self.pending_pose is not None:
+            self.take_pending(now)
+        ctx = self.ctx
+        if ctx is None or self.q is None or self.is_stale(wall):
+            return None
+        if self.last_now is not None and self.trigger == "timer":
+            dt = now - self.last_now
+            if dt < 0 or dt > self.max_time_step:
+                self.hold_here(f"control time jumped by {dt:+.3f} s")
+                # the last state may predate the jump (the loop thread can see the new clock before the first state
+                # of the new time base): hold where the FIRST state after the jump puts the arm, and accept it
+                # whatever its stamp relative to the old time base
+                self.q = None
+                self.hold = None
+                self.state_stamp = None
+                self.monitor.reset()
+                self.last_now = now
+                return None
+        self.last_now = now
+        t1 = clock()
+        q_ref, qd_ref, qdd_ref = self.reference(ctx, now)
+        t2 = clock()
+        tau = self.law(ctx, now, q_ref, qd_ref, qdd_ref, None if self.trajectory is not None else self.pose)
+        if tau is None:  # the law failed: gravity hold (saturated), if finite
+            tau = self.holding_torque()
+            if not np.isfinite(tau).all():
+                self.out.refuse("non_finite_output", "a non-finite effort was computed: not sent")
+                return None
+        if ctx.guard is not None:  # the arm stays inside its position and velocity limits, whatever the law
+            age = wall - self.state_wall  # (steady clock, as staleness): set, not stale here
+            guarded = ctx.guard.apply(tau, self.q, self.qd, ctx.model.forward_dynamics, ctx.model.inverse_dynamics, age)
+            if guarded is not tau:
+                self.guarded_cycles += 1
+                tau = guarded
+        return Cycle(tau, q_ref, qd_ref, qdd_ref, sampling_ns=t2 - t1, law_ns=clock() - t2)
+
+    def reference(self, ctx: Context, now: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The cycle's reference (q, q̇, q̈ in model order) and its consequences: a goal's path tolerances (JTC:
+        violated -> abort, hold where the arm is), the end of the trajectory (hold its last point), a pose
+        reference too near a limit (dropped, held by joint-space computed torque), the goal's outcome after the
+        last point."""
+        traj, goal = self.trajectory, self.goal
+        if traj is not None:
+            tt = now - self.trajectory_t0
+            q_ref, qd_ref, qdd_ref = traj.at(tt)
+            text = None
+            if goal is not None and goal.checks_path and tt >= 0.0:
+                text = goal.path_violation(ctx.model.joint_names, q_ref, qd_ref, self.q, self.qd)
+            if text is not None:
+                self.end_goal(ABORTED, PATH_TOLERANCE_VIOLATED, text)
+                self.hold_here(f"goal aborted ({text}): holding the current position")
+                q_ref, qd_ref, qdd_ref = self.hold, self.zero, self.zero
+            elif tt > traj.duration:
+                self.hold = ctx.envelope.hold_target(q_ref)
+                self.trajectory = None
+                if goal is not None:
+                    goal.end_time = self.trajectory_t0 + traj.duration
+                self.transition(HOLDING, "trajectory finished: holding its last point")
+        elif self.pose is not None:
+            why = pose_guard(self.q, self.qd, ctx.lower, ctx.upper, ctx.velocity, self.pose_margin,
+                             ctx.model.joint_names)
+            if why is not None:
+                self.out.log("warning", f"pose reference dropped: {why}")
+                # held by joint-space computed torque: the task-space law may be the cause (gains beyond what the
+                # loop's latency tolerates make task_space_pid vibrate), it must not hold the arm then
+                self.hold_here(f"pose reference dropped ({why}): holding the current joint position with "
+                               "computed_torque")
+                self.safe_hold = ctx.hold_controller is not None
+            q_ref, qd_ref, qdd_ref = self.hold, self.zero, self.zero
+        else:
+            q_ref, qd_ref, qdd_ref = self.hold, self.zero, self.zero
+            if self.mode != HOLDING:
+                self.transition(HOLDING, "joint state received: holding the current position")
+        if goal is not None and self.trajectory is None and self.goal is goal:  # after the last point
+            outcome = goal.goal_state(ctx.model.joint_names, self.hold, self.q, self.qd, now)
+            if outcome is not None:
+                self.end_goal(*outcome)
+        return q_ref, qd_ref, qdd_ref
+
+    def law(self, ctx: Context, now: float, q_ref: np.ndarray, qd_ref: np.ndarray, qdd_ref: np.ndarray,
+            pose: PoseHold | None = None) -> np.ndarray | None:
+        """The law's torque, saturated; None if it failed (refusal counted).  The state and reference were
+        validated on arrival, so a law with the base class's ``compute`` is called past its input checks (the
+        output check and saturation stay).  With a ``pose`` reference, the task-space law's ``compute_task`` (zero
+        twist and acceleration)."""
+        c = ctx.hold_controller if self.safe_hold and ctx.hold_controller is not None else ctx.controller
+        try:
+            if getattr(c, "needs_motor_state", False):  # law elastic: the motors' state, fresh
+                ms = self.motor_state
+                if ms is None:
+                    raise ValueError(f"no motor state on {self.motor_topic} yet: holding gravity")
+                if abs(now - ms[0]) > self.timeout:
+                    raise ValueError(f"motor state stamped {now - ms[0]:.3f} s from the control time (state_timeout "
+                                     f"{self.timeout} s): holding gravity")
+                c.set_motor_state(ms[1], ms[2])
+            if pose is not None:
+                return c.compute_task(now, self.q, self.qd, pose.pose)
+            if type(c).compute is not JointController.compute:
+                return c.compute(now, self.q, self.qd, q_ref, qd_ref, qdd_ref)
+            return c.compute_validated(now, self.q, self.qd, q_ref, qd_ref, qdd_ref)
+        except ValueError as exc:
+            self.out.refuse("law_failed", f"control law failed: {exc}")
+            return None
+
+    def holding_torque(self) -> np.ndarray:
+        """Gravity torques at the last measured position, within the effort limits in use (the stale hold, the
+        last command at shutdown)."""
+        ctx = self.ctx
+        zero = np.zeros(ctx.model.dof)
+        # Q(q) through the law's own (already compiled) Newton–Euler: nothing to build at shutdown
+        gravity = np.asarray(ctx.controller.inverse_dynamics(self.q, zero, zero), dtype=float)
+        return np.clip(gravity, -ctx.effort, ctx.effort)  # (a non-finite one is refused when published)
+
+
+__all__ = ["HOLDING", "NO_MODEL", "NO_STATE", "STALE", "TRACKING", "ControlCore", "Cycle", "Outputs",
+           "PendingTrajectory"]
