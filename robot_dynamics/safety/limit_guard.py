@@ -13,7 +13,8 @@ d = q_max − q:
   (the state is no longer viable: brake as hard as allowed).  It implies q(t + δt) <= q_max, and on the braking
   curve q̇ = sqrt(2 B d) it asks exactly a = −B as δt -> 0.  Where that a turns the joint back within δt, the
   farthest point d − q̇² / (2 |a|) is what must stay inside: a <= −q̇² / (2 d) too;
-* **velocity**: a <= (q̇_max − q̇) / δt, never below −B (an arm above its velocity limit brakes at B);
+* **velocity**: a <= (v − q̇) / δt, never below −B (an arm above its velocity limit brakes at B), with
+  v = (1 − :data:`GUARD_VELOCITY_MARGIN`) q̇_max in a control loop (the plant is never exactly the model);
 * **beyond the limit** (d < 0, an arm measured outside): back toward the range at
   v_r = −min(q̇_max, k_r |d|): a <= max(−B, k_v (v_r − q̇)), with k_v = min(:data:`RETURN_GAIN`, 1 / (2 δt)).
 
@@ -24,7 +25,8 @@ until ``state_timeout``) is bounded as if its command held from that state's ins
 The lower limit mirrors the upper one.  The law's command Γ gives q̈ = A⁻¹(Γ − H) (direct dynamics, 001
 §7.6); where a component leaves [a_lo, a_hi] it is clipped there and the command becomes Γ' = A q̈' + H
 (inverse dynamics, 001 §7.4), the other joints keeping the law's acceleration.  Γ itself is returned (the same
-array) when no bound is active: a plan inside the limits that decelerates at most B is never touched.
+array) when no bound is active: a plan inside the limits (its velocity at most v) that decelerates at most B is
+never touched.
 
 B per joint (:func:`braking_acceleration`): the acceleration its effort limit gives against the worst gravity
 and the largest inertia of its range, times :data:`BRAKING_FRACTION` (the rest for the coupling with the other
@@ -67,6 +69,13 @@ each command held 50 ms: 0.015 rad beyond with δt = 50 ms, 1.3 rad with δt = 3
 fresh: 2e-3 rad; a trapezoid at the velocity limits toward the limits: the same tracking error as unguarded."""
 SAMPLES = 512
 """Configurations of the joint box sampled for the gravity and inertia extremes."""
+GUARD_VELOCITY_MARGIN = 1e-3
+"""The loop's guard bounds the velocity at (1 − this) q̇_max: with a plant that is not exactly the model (friction,
+integration, a held command) the velocity bound a <= (q̇_max − q̇)/δt settles e δt above its target for an
+acceleration error e; on MuJoCo's RX-90 tracking ``~/plan``'s minimum-time trapezoids at 500 Hz the arm ran up to
+1.5e-4 q̇_max over the limit without this margin, 8.5e-4 under it with it (``test/test_executed_velocity.py``).
+Plans at the limit are tracked that much slower on their cruise (the position error it leaves is caught up in the
+deceleration)."""
 
 Dynamics = Callable[[np.ndarray, np.ndarray, np.ndarray], np.ndarray]
 
@@ -143,18 +152,22 @@ class LimitGuard:
     velocity: np.ndarray  # > 0; inf where none is given
     braking: np.ndarray   # B > 0
     period: float         # δt, s
+    velocity_margin: float = 0.0  # the velocity bound is (1 − this) x velocity (GUARD_VELOCITY_MARGIN in a loop)
 
     def __post_init__(self) -> None:
         if not (np.isfinite(self.period) and self.period > 0):
             raise ValueError(f"control period {self.period!r} must be finite and > 0")
         if np.any(~(np.asarray(self.braking) > 0)):
             raise ValueError("braking accelerations must be > 0")
+        if not 0.0 <= self.velocity_margin < 1.0:
+            raise ValueError(f"velocity_margin {self.velocity_margin!r} must be in [0, 1)")
 
     @classmethod
     def for_loop(cls, lower: np.ndarray, upper: np.ndarray, velocity: np.ndarray, braking: np.ndarray, rate: float
                  ) -> LimitGuard:
-        """The guard of a loop at ``rate`` Hz: δt = max(:data:`GUARD_PERIODS` / rate, :data:`GUARD_HORIZON`)."""
-        return cls(lower, upper, velocity, braking, max(GUARD_PERIODS / rate, GUARD_HORIZON))
+        """The guard of a loop at ``rate`` Hz: δt = max(:data:`GUARD_PERIODS` / rate, :data:`GUARD_HORIZON`), the
+        velocity bounded :data:`GUARD_VELOCITY_MARGIN` inside the limit."""
+        return cls(lower, upper, velocity, braking, max(GUARD_PERIODS / rate, GUARD_HORIZON), GUARD_VELOCITY_MARGIN)
 
     def acceleration_bounds(self, q: np.ndarray, qd: np.ndarray, age: float = 0.0) -> tuple[np.ndarray, np.ndarray]:
         """(a_lo, a_hi) at the measured state, ``age`` s old (δt + age: the command holds from the state's
@@ -163,8 +176,9 @@ class LimitGuard:
         limit), the side the joint moves toward wins: the next cycles see to the other."""
         dt = self.period + (age if age > 0.0 else 0.0)
         k_v = min(RETURN_GAIN, 0.5 / dt)
-        hi = _upper_bound(self.upper - q, qd, self.velocity, self.braking, dt, k_v)
-        lo = -_upper_bound(q - self.lower, -qd, self.velocity, self.braking, dt, k_v)
+        vmax = self.velocity * (1.0 - self.velocity_margin) if self.velocity_margin else self.velocity
+        hi = _upper_bound(self.upper - q, qd, vmax, self.braking, dt, k_v)
+        lo = -_upper_bound(q - self.lower, -qd, vmax, self.braking, dt, k_v)
         crossed = lo > hi
         if np.any(crossed):
             toward_upper = (qd > 0) | ((qd == 0) & (self.upper - q < q - self.lower))
@@ -185,6 +199,6 @@ class LimitGuard:
         return np.array(inverse(q, qd, np.clip(a, lo, hi)), dtype=float)
 
 
-__all__ = ["BRAKING_FRACTION", "GUARD_HORIZON", "GUARD_PERIODS", "HOLD_MARGIN", "MAX_BRAKING", "MIN_BRAKING",
+__all__ = ["BRAKING_FRACTION", "GUARD_HORIZON", "GUARD_PERIODS", "GUARD_VELOCITY_MARGIN", "HOLD_MARGIN", "MAX_BRAKING", "MIN_BRAKING",
            "RETURN_GAIN", "RETURN_RATE", "SAMPLES", "Extremes", "LimitGuard", "braking_acceleration", "check_holding",
            "sampled_extremes"]
