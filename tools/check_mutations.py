@@ -22,7 +22,6 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 ENVELOPE = "robot_dynamics/safety/envelope.py"
 MONITOR = "robot_dynamics/safety/state_monitor.py"
-CONTROLLER = "robot_dynamics/ros/computed_torque_controller.py"
 GOAL = "robot_dynamics/ros/controller/goal.py"
 CORE = "robot_dynamics/ros/controller/core.py"
 CORE_TESTS = ("test/test_controller_core.py",)
@@ -45,7 +44,7 @@ class Mutation:
 MUTATIONS = (
     # the three of the issue
     Mutation("path tolerance bound e > 2 bound", GOAL, "if (e > bound).any():", "if (e > 2 * bound).any():"),
-    Mutation("trajectory efforts beyond the limits accepted (controller)", CONTROLLER,
+    Mutation("trajectory efforts beyond the limits accepted (controller)", "robot_dynamics/ros/controller/inputs.py",
              'ctx.envelope.check_efforts(data["effort"], ctx.effort)', "pass",
              (f"{NODES}::test_trajectory_efforts_beyond_the_limits_are_refused",), nodes=True),
     Mutation("an older goal preempts a newer one", GOAL,

@@ -6,5 +6,10 @@ them to topics, services, actions, parameters and the loop thread):
 * :mod:`.goal`: a FollowJointTrajectory goal as the loop sees it (result codes, JTC's tolerances, path and goal
   checks);
 * :mod:`.pose`: pose references of the task-space laws;
-* :mod:`.statistics`: the loop's per-cycle figures.
+* :mod:`.statistics`: the loop's per-cycle figures;
+* :mod:`.core`: the control cycle, pure (``ControlCore.update``);
+* the node's ROS side, one concern each (mixins of the node class): :mod:`.loop` (loop thread, inputs taken by
+  the loop), :mod:`.inputs` (states, trajectories, pose references, motor states), :mod:`.actions`
+  (FollowJointTrajectory goals, parameter swaps), :mod:`.reporting` (commands, state messages, statistics,
+  diagnostics).
 """
