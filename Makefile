@@ -33,7 +33,7 @@ $(STAMPS)/venv:
 
 $(STAMPS)/requirements: requirements.txt $(STAMPS)/venv
 	$(VPY) -m pip install -q -r requirements.txt
-	$(VPY) -c "import rclpy, numpy, scipy, sympy, pinocchio, mujoco, urdf_parser_py, dask, distributed"
+	$(VPY) -c "import rclpy, numpy, scipy, sympy, pinocchio, mujoco, urdf_parser_py, dask, distributed, xdist"
 	$(VPY) tools/fix_cmake_exports.py
 	@touch $@
 
@@ -64,12 +64,15 @@ $(STAMPS)/package: setup.py setup.cfg package.xml $(STAMPS)/interfaces $(STAMPS)
 	$(VPY) -c "import rclpy, robot_dynamics, robot_dynamics_interfaces.srv"
 	@touch $@
 
+# everything: the core tier (no node processes, no DDS: the tests not marked `ros`) on every core, then the ROS 2
+# integration tier (node processes over DDS) one test at a time; either tier failing, or collecting nothing, fails
 test: env
-	$(RUN_ENV) $(VPY) -m pytest $(PYTEST_ARGS)
+	$(RUN_ENV) $(VPY) -m pytest -m "not ros" -n auto $(PYTEST_ARGS)
+	$(RUN_ENV) $(VPY) -m pytest -m ros $(PYTEST_ARGS)
 
-# the core tier: no ROS 2 node processes, no DDS (the tests not marked `ros`)
+# the core tier alone
 test-fast: env
-	$(RUN_ENV) $(VPY) -m pytest -m "not ros" $(PYTEST_ARGS)
+	$(RUN_ENV) $(VPY) -m pytest -m "not ros" -n auto $(PYTEST_ARGS)
 
 demo: env
 	$(RUN_ENV) $(VENV)/bin/robot-dynamics demo --output out/demo
