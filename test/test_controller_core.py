@@ -315,3 +315,46 @@ def test_lockstep_stamps_jumping_back_hold_the_arm(ctx):
     assert core.mode == cc.TRACKING
     core.lockstep_state(Q0, np.zeros(6), 0.001, 1.0)  # a restarted simulation
     assert core.mode == cc.HOLDING and "jumped by -0.001" in core.mode_reason
+
+
+def test_a_frozen_state_stops_driving_the_law_at_its_blind_age(ctx, model):
+    """Up to ``blind_age`` the law runs on the last state; just beyond it the arm is held (at rest: gravity at the last
+    position), however far the reference has moved on: the law's feedback on a frozen state would accelerate an arm it
+    cannot see."""
+    core, _ = running(ctx)
+    core.queue_trajectory((ramp(Q0, 0.5, 1.0), None, 51, None))
+    core.update(10.0, 10.0)
+    blind = core.blind_age
+    assert blind == pytest.approx(cc.BLIND_FRACTION * TIMEOUT)
+    law = core.update(10.2, 10.0 + blind)  # the reference 0.2 s on: the law pushes toward it
+    assert core.blind_cycles == 0 and np.abs(law.q_ref - Q0).max() > 0.02
+    held = core.update(10.2 + DT, 10.0 + blind + 1e-6)
+    assert core.blind_cycles == 1 and core.mode == cc.TRACKING
+    np.testing.assert_array_equal(held.q_ref, Q0)
+    np.testing.assert_allclose(held.tau, model.inverse_dynamics(Q0, np.zeros(6), np.zeros(6)), atol=1e-6)
+    assert np.abs(law.tau - held.tau).max() > 1.0  # the law's command was another one
+    # a fresh state: the law again
+    core.state_arrived(Q0, np.zeros(6), 10.21, 10.21, 10.21)
+    assert core.update(10.21, 10.21) is not None and core.blind_cycles == 1
+
+
+def test_a_moving_arm_without_fresh_states_is_braked_to_rest_then_held(ctx, model):
+    qd = np.array([0.0, 1.0, 0.0, 0.0, -2.0, 0.0])
+    core, _ = make_core(ctx)
+    core.update(10.0, 10.0)
+    core.state_arrived(Q0, qd, 10.0, 10.0, 10.0)
+    assert core.update(10.0, 10.0) is not None
+    b = ctx.guard.braking
+    age = core.blind_age + 1e-3
+    cycle = core.update(10.0 + DT, 10.0 + age)
+    v = np.sign(qd) * (np.abs(qd) - b * 1e-3)
+    acc = model.forward_dynamics(Q0, v, cycle.tau)
+    assert acc[1] < 0 and acc[4] > 0  # each moving joint decelerated (toward rest)
+    tau, braking = core.blind_command(core.blind_age + np.max(np.abs(qd) / b) + 1e-6)  # stopped by then
+    assert not braking
+    np.testing.assert_allclose(tau, model.inverse_dynamics(Q0, np.zeros(6), np.zeros(6)), atol=1e-6)
+    # stale while still braking: the loop keeps braking; stale at rest: nothing (the watchdog's gravity hold)
+    slow = np.abs(qd) / b
+    still = core.update(10.0 + 2 * DT, 10.0 + TIMEOUT + 1e-6)
+    assert core.mode == cc.STALE
+    assert (still is not None) == bool(np.any(slow > TIMEOUT + 1e-6 - core.blind_age))

@@ -126,6 +126,8 @@ MUTATIONS = (
              "stale = self.state_wall is None or wall - self.state_wall > 2 * self.timeout", CORE_TESTS),
     Mutation("a leap of the control time is no jump", CORE, "if dt < 0 or dt > self.max_time_step:", "if dt < 0:",
              CORE_TESTS),
+    Mutation("the law runs on a frozen state until stale", CORE,
+             "(stale or wall - self.state_wall > self.blind_age)", "stale", CORE_TESTS),
     Mutation("a goal never succeeds", GOAL, "if not ((ep > tol.goal_position).any() or (ev > tol.goal_velocity).any()):",
              "if False:", CORE_TESTS),
 )

@@ -426,9 +426,13 @@ class ComputedTorqueControllerNode(LoopInput, Inputs, Actions, Reporting, Node):
             if time.monotonic() - self.mode_wall > 1.0:
                 self._publish_state(None)
             return
-        if not self.core.is_stale(time.monotonic()):
+        wall = time.monotonic()
+        if not self.core.is_stale(wall):
             return
-        if self.core.stale_behavior == "gravity_hold":
+        # gravity hold, unless the loop is still braking the arm to rest (core.blind_command: every cycle)
+        braking = (self.trigger == "timer" and self.core.state_wall is not None
+                   and self.core.blind_command(wall - self.core.state_wall)[1])
+        if self.core.stale_behavior == "gravity_hold" and not braking:
             self._publish(self.core.holding_torque(), hold=True)
         self._publish_state(None)
 

@@ -35,6 +35,13 @@ from .pose import PoseHold, pose_guard
 NO_MODEL, NO_STATE, STALE, HOLDING, TRACKING = "no_model", "no_state", "stale", "holding", "tracking"
 """The modes (``robot_dynamics_interfaces/ControllerState``'s ``MODE_*``)."""
 
+BLIND_FRACTION = 0.5
+"""A state older than this fraction of ``timeout`` (steady clock) no longer drives the law: run on a frozen state, the
+law's feedback accelerates the arm without seeing it (a conflicting publisher refused for 0.2 s made the simulated
+RX-90 coast 1.3-2.7 rad under the gravity hold that followed, 0.14 rad past joint5's limit once).  The arm is braked
+to rest from the last accepted state instead (open loop, :meth:`ControlCore.blind_command`) until a fresh state comes
+back, or the state goes stale (the same command while the braking lasts, then the gravity hold)."""
+
 PendingTrajectory = tuple[SampledTrajectory, "float | None", int, "GoalRun | None"]
 """A checked trajectory waiting for the next cycle: (trajectory, start stamp or None: now, points, goal or None)."""
 
@@ -115,10 +122,16 @@ class ControlCore:
         self.mode = NO_MODEL
         self.mode_reason = "waiting for the robot description"
         self.guarded_cycles = 0  # cycles whose command the limit guard changed
+        self.blind_cycles = 0  # cycles commanded without a fresh state (blind_command)
         self.motor_state: tuple[float, np.ndarray, np.ndarray] | None = None  # law elastic: (stamp, θ, θ̇)
         self.zero = np.zeros(0)
 
     # ------------------------------------------------------------ settings
+    @property
+    def blind_age(self) -> float:
+        """Age of the last accepted state beyond which the law no longer runs on it (:data:`BLIND_FRACTION`)."""
+        return BLIND_FRACTION * self.timeout
+
     def set_timeout(self, timeout: float) -> None:
         self.timeout = timeout
         self.max_time_step = max(1.0, 2.0 * timeout)
@@ -361,7 +374,18 @@ class ControlCore:
         if self.pending_ctx is not None or self.pending_traj is not None or self.pending_pose is not None:
             self.take_pending(now)
         ctx = self.ctx
-        if ctx is None or self.q is None or self.is_stale(wall):
+        if ctx is None or self.q is None:
+            return None
+        stale = self.is_stale(wall)
+        if self.trigger == "timer" and self.q is not None and (stale or wall - self.state_wall > self.blind_age):
+            if stale and self.stale_behavior != "gravity_hold":
+                return None
+            tau, braking = self.blind_command(wall - self.state_wall)
+            if stale and not braking:
+                return None  # at rest: the watchdog's gravity hold
+            self.blind_cycles += 1
+            return Cycle(tau, self.q, self.zero, self.zero)
+        if stale:
             return None
         if self.last_now is not None and self.trigger == "timer":
             dt = now - self.last_now
@@ -461,6 +485,24 @@ class ControlCore:
         except ValueError as exc:
             self.out.refuse("law_failed", f"control law failed: {exc}")
             return None
+
+    def blind_command(self, age: float) -> tuple[np.ndarray, bool]:
+        """The command while the last accepted state is ``age`` s old beyond :attr:`blind_age`: each joint braked
+        from its last velocity at the guard's braking acceleration B (from the moment the law stopped), then held
+        against gravity there; (command within the effort limits in use, True while a joint is still braked).  Open
+        loop: the model's A, H at the last accepted position."""
+        ctx = self.ctx
+        q, qd = self.q, self.qd
+        if ctx.guard is None or qd is None:  # the elastic law: no braking model of the springs
+            return self.holding_torque(), False
+        braking = np.asarray(ctx.guard.braking, float)
+        speed = np.maximum(np.abs(qd) - braking * max(age - self.blind_age, 0.0), 0.0)
+        v = np.sign(qd) * speed
+        if not np.any(speed > 0.0):
+            return self.holding_torque(), False
+        a = -np.sign(v) * braking
+        tau = np.asarray(ctx.controller.inverse_dynamics(q, v, a), dtype=float)
+        return np.clip(tau, -ctx.effort, ctx.effort), True
 
     def holding_torque(self) -> np.ndarray:
         """Gravity torques at the last measured position, within the effort limits in use (the stale hold, the

@@ -154,7 +154,7 @@ class Reporting:
             summary.pop("missed_cycles", None)
             summary.pop("missed_pct", None)
         summary.update(mode=self.core.mode, mode_reason=self.core.mode_reason, refused=dict(self.refusals.counts),
-                       limit_guard_cycles=self.core.guarded_cycles,
+                       limit_guard_cycles=self.core.guarded_cycles, blind_cycles=self.core.blind_cycles,
                        law=self.law, poses_accepted=self.core.poses_accepted,
                        nominal_rate_hz=self.rate, loop=self.loop if self.trigger == "timer" else "state",
                        executor=self.executor_kind, state_input="loop" if self.loop_input else "executor",
