@@ -267,11 +267,10 @@ class ControlCore:
         if ctx is not None:
             self.pending_ctx = None
             changed, self.pending_params = self.pending_params, None
-            if self._adopt_context(ctx, changed):
-                return self._take_references(now)
+            self._adopt_context(ctx, changed)
         self._take_references(now)
 
-    def _adopt_context(self, ctx: Context, changed: str | None) -> bool:
+    def _adopt_context(self, ctx: Context, changed: str | None) -> None:
         old = self.ctx
         self.ctx = ctx
         if self.monitor is None or old is None or old.model.joint_names != ctx.model.joint_names:
@@ -296,7 +295,7 @@ class ControlCore:
                                ": pose reference dropped, holding the current joint position")
             if self.mode == TRACKING:
                 self.out.publish_mode()
-            return True
+            return
         self.out.allocate(ctx)
         self.trajectory = None
         self.pose = None
@@ -309,7 +308,6 @@ class ControlCore:
             self.hold = None if self.q is None else ctx.envelope.hold_target(self.q)
             ctx.controller.reset()
             self.transition(HOLDING, "new robot model: holding the current position")
-        return False
 
     def _take_references(self, now: float | None) -> None:
         """A checked trajectory, then a checked pose reference (queued after it: a later trajectory clears it)."""
@@ -419,10 +417,8 @@ class ControlCore:
         return Cycle(tau, q_ref, qd_ref, qdd_ref, sampling_ns=t2 - t1, law_ns=clock() - t2)
 
     def reference(self, ctx: Context, now: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """The cycle's reference (q, q̇, q̈ in model order) and its consequences: a goal's path tolerances (JTC:
-        violated -> abort, hold where the arm is), the end of the trajectory (hold its last point), a pose
-        reference too near a limit (dropped, held by joint-space computed torque), the goal's outcome after the
-        last point."""
+        """The cycle's reference (model order) and its consequences: a goal's path tolerances (violated: abort, hold
+        here), the trajectory's end (hold its last point), a pose near a limit (dropped), the goal's outcome."""
         traj, goal = self.trajectory, self.goal
         if traj is not None:
             tt = now - self.trajectory_t0
@@ -463,10 +459,8 @@ class ControlCore:
 
     def law(self, ctx: Context, now: float, q_ref: np.ndarray, qd_ref: np.ndarray, qdd_ref: np.ndarray,
             pose: PoseHold | None = None) -> np.ndarray | None:
-        """The law's torque, saturated; None if it failed (refusal counted).  The state and reference were
-        validated on arrival, so a law with the base class's ``compute`` is called past its input checks (the
-        output check and saturation stay).  With a ``pose`` reference, the task-space law's ``compute_task`` (zero
-        twist and acceleration)."""
+        """The law's torque (:func:`law_command`: the stand-in after a dropped pose, the elastic law's motor state
+        checked fresh); None if it failed (refusal counted)."""
         c = ctx.hold_controller if self.safe_hold and ctx.hold_controller is not None else ctx.controller
         try:
             if getattr(c, "needs_motor_state", False):  # law elastic: the motors' state, fresh
@@ -477,42 +471,55 @@ class ControlCore:
                     raise ValueError(f"motor state stamped {now - ms[0]:.3f} s from the control time (state_timeout "
                                      f"{self.timeout} s): holding gravity")
                 c.set_motor_state(ms[1], ms[2])
-            if pose is not None:
-                return c.compute_task(now, self.q, self.qd, pose.pose)
-            if type(c).compute is not JointController.compute:
-                return c.compute(now, self.q, self.qd, q_ref, qd_ref, qdd_ref)
-            return c.compute_validated(now, self.q, self.qd, q_ref, qd_ref, qdd_ref)
+            return law_command(c, now, self.q, self.qd, q_ref, qd_ref, qdd_ref, pose)
         except ValueError as exc:
             self.out.refuse("law_failed", f"control law failed: {exc}")
             return None
 
     def blind_command(self, age: float) -> tuple[np.ndarray, bool]:
-        """The command while the last accepted state is ``age`` s old beyond :attr:`blind_age`: each joint braked
-        from its last velocity at the guard's braking acceleration B (from the moment the law stopped), then held
-        against gravity there; (command within the effort limits in use, True while a joint is still braked).  Open
-        loop: the model's A, H at the last accepted position."""
-        ctx = self.ctx
-        q, qd = self.q, self.qd
-        if ctx.guard is None or qd is None:  # the elastic law: no braking model of the springs
-            return self.holding_torque(), False
-        braking = np.asarray(ctx.guard.braking, float)
-        speed = np.maximum(np.abs(qd) - braking * max(age - self.blind_age, 0.0), 0.0)
-        v = np.sign(qd) * speed
-        if not np.any(speed > 0.0):
-            return self.holding_torque(), False
-        a = -np.sign(v) * braking
-        tau = np.asarray(ctx.controller.inverse_dynamics(q, v, a), dtype=float)
-        return np.clip(tau, -ctx.effort, ctx.effort), True
+        """The command while the last accepted state is ``age`` s old beyond :attr:`blind_age`
+        (:func:`braking_command` from the moment the law stopped)."""
+        return braking_command(self.ctx, self.q, self.qd, max(age - self.blind_age, 0.0))
 
     def holding_torque(self) -> np.ndarray:
-        """Gravity torques at the last measured position, within the effort limits in use (the stale hold, the
-        last command at shutdown)."""
-        ctx = self.ctx
-        zero = np.zeros(ctx.model.dof)
-        # Q(q) through the law's own (already compiled) Newton–Euler: nothing to build at shutdown
-        gravity = np.asarray(ctx.controller.inverse_dynamics(self.q, zero, zero), dtype=float)
-        return np.clip(gravity, -ctx.effort, ctx.effort)  # (a non-finite one is refused when published)
+        """Gravity at the last measured position (:func:`holding_torque`)."""
+        return holding_torque(self.ctx, self.q)
 
 
-__all__ = ["HOLDING", "NO_MODEL", "NO_STATE", "STALE", "TRACKING", "ControlCore", "Cycle", "Outputs",
-           "PendingTrajectory"]
+def law_command(c: JointController, now: float, q: np.ndarray, qd: np.ndarray, q_ref: np.ndarray,
+                qd_ref: np.ndarray, qdd_ref: np.ndarray, pose: PoseHold | None = None) -> np.ndarray:
+    """The torque of law ``c``, saturated (``ValueError`` when it fails).  The state and reference were validated on
+    arrival, so a law with the base class's ``compute`` is called past its input checks (the output check and
+    saturation stay).  With a ``pose`` reference, the task-space law's ``compute_task`` (zero twist and
+    acceleration)."""
+    if pose is not None:
+        return c.compute_task(now, q, qd, pose.pose)
+    if type(c).compute is not JointController.compute:
+        return c.compute(now, q, qd, q_ref, qd_ref, qdd_ref)
+    return c.compute_validated(now, q, qd, q_ref, qd_ref, qdd_ref)
+
+
+def braking_command(ctx: Context, q: np.ndarray, qd: np.ndarray | None, braked_for: float) -> tuple[np.ndarray, bool]:
+    """Each joint braked from its velocity ``qd`` at the guard's braking acceleration B for ``braked_for`` s so far,
+    then held against gravity at ``q``: (the command within the effort limits in use, True while a joint is still
+    braked).  Open loop: the model's A, H at ``q`` (001 eq. 7.61 with q̈ = −B sign(q̇), q̇ the velocity left)."""
+    if ctx.guard is None or qd is None:  # the elastic law: no braking model of the springs
+        return holding_torque(ctx, q), False
+    braking = np.asarray(ctx.guard.braking, float)
+    speed = np.maximum(np.abs(qd) - braking * braked_for, 0.0)
+    if not np.any(speed > 0.0):
+        return holding_torque(ctx, q), False
+    v = np.sign(qd) * speed
+    tau = np.asarray(ctx.controller.inverse_dynamics(q, v, -np.sign(v) * braking), dtype=float)
+    return np.clip(tau, -ctx.effort, ctx.effort), True
+
+
+def holding_torque(ctx: Context, q: np.ndarray) -> np.ndarray:
+    """Gravity torques at ``q``, within the effort limits in use (the stale hold, the last command at shutdown),
+    through the law's own (already compiled) Newton–Euler: nothing to build at shutdown.  A non-finite one is refused
+    when published."""
+    zero = np.zeros(ctx.model.dof)
+    return np.clip(np.asarray(ctx.controller.inverse_dynamics(q, zero, zero), dtype=float), -ctx.effort, ctx.effort)
+
+__all__ = ["BLIND_FRACTION", "HOLDING", "NO_MODEL", "NO_STATE", "STALE", "TRACKING", "ControlCore", "Cycle", "Outputs",
+           "PendingTrajectory", "braking_command", "holding_torque", "law_command"]
