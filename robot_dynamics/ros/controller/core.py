@@ -375,7 +375,7 @@ class ControlCore:
         if ctx is None or self.q is None:
             return None
         stale = self.is_stale(wall)
-        if self.trigger == "timer" and self.q is not None and (stale or wall - self.state_wall > self.blind_age):
+        if self.trigger == "timer" and (stale or wall - self.state_wall > self.blind_age):
             if stale and self.stale_behavior != "gravity_hold":
                 return None
             tau, braking = self.blind_command(wall - self.state_wall)
