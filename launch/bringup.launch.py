@@ -29,7 +29,7 @@ from launch_ros.substitutions import FindPackageShare
 from launch import LaunchDescription
 from robot_dynamics.model.robots import load_model, read_description, robot_stem
 from robot_dynamics.model.ros2_control import PLUGINS, add_ros2_control, controllers_yaml
-from robot_dynamics.ros.node_set import config_dir, node_set
+from robot_dynamics.ros.node_set import NODE_ENVIRONMENT, config_dir, node_set
 
 
 def _launch_setup(context, *args, **kwargs):
@@ -69,7 +69,8 @@ def _launch_setup(context, *args, **kwargs):
     namespace = LaunchConfiguration("namespace").perform(context)
     for spec in node_set(str(urdf_path), sim, use_sim_time, namespace=namespace):
         actions.append(Node(package=spec.package, executable=spec.executable, name=spec.name, output="screen",
-                            namespace=spec.namespace, parameters=[*spec.parameter_files, spec.parameters]))
+                            namespace=spec.namespace, parameters=[*spec.parameter_files, spec.parameters],
+                            additional_env=NODE_ENVIRONMENT))
     if sim == "none":
         actions.append(Node(package="controller_manager", executable="ros2_control_node", output="screen",
                             parameters=[str(controllers), {"use_sim_time": use_sim_time}]))

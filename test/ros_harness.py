@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from robot_dynamics.ros.bringup import die_with_parent
+from robot_dynamics.ros.node_set import node_environment
 
 _CHILDREN: list[subprocess.Popen] = []
 
@@ -44,13 +45,13 @@ def stop_process(proc: subprocess.Popen, timeout: float = 8.0) -> int | None:
     return proc.returncode
 
 
-def start_process(cmd: Sequence[str], log: Path) -> subprocess.Popen:
+def start_process(cmd: Sequence[str], log: Path, env: dict[str, str] | None = None) -> subprocess.Popen:
     """Start ``cmd`` in its own session (so the whole group can be signalled), output to ``log``.
 
     The child gets SIGTERM when the test process dies, even by SIGKILL (``PR_SET_PDEATHSIG``).
     """
     fh = open(log, "w")  # noqa: SIM115 - closed with the process
-    proc = subprocess.Popen(list(cmd), stdout=fh, stderr=subprocess.STDOUT, start_new_session=True, env=os.environ.copy(),
+    proc = subprocess.Popen(list(cmd), stdout=fh, stderr=subprocess.STDOUT, start_new_session=True, env=os.environ.copy() if env is None else env,
                             preexec_fn=die_with_parent())
     _CHILDREN.append(proc)
     return proc
@@ -73,7 +74,7 @@ def node_process(
         cmd += ["-p", f"{k}:={v}"]
     for k, v in (remaps or {}).items():
         cmd += ["-r", f"{k}:={v}"]
-    proc = start_process(cmd, Path(log_dir) / f"{module}.log")
+    proc = start_process(cmd, Path(log_dir) / f"{module}.log", env=node_environment())
     try:
         yield proc
     finally:

@@ -17,7 +17,7 @@ from std_msgs.msg import Float64MultiArray
 from std_srvs.srv import Trigger
 
 from robot_dynamics.model.robots import load_model, resolve_urdf
-from robot_dynamics.ros.node_set import config_dir
+from robot_dynamics.ros.node_set import config_dir, node_environment
 from robot_dynamics_interfaces.msg import ControllerState
 
 pytestmark = pytest.mark.ros
@@ -62,7 +62,7 @@ def loop(tmp_path_factory):
     for k, v in {**COMMON, "use_sim_time": "false", "effort_controller": "denied_effort", "realtime_priority": 50,
                  "cpu_affinity": "[0]", "loop": "timer", "executor": "single", "rate": LOOP_RATE}.items():
         denied_cmd += ["-p", f"{k}:={v}"]
-    denied = start_process(denied_cmd, log_dir / "ctl_denied.log")
+    denied = start_process(denied_cmd, log_dir / "ctl_denied.log", env=node_environment())
     params = {**COMMON, "rate": LOOP_RATE, "state_publish_rate": STATE_RATE, "state_publish_divider": 0,
               "loop": "thread", "executor": "events"}
     try:

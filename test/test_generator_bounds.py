@@ -138,7 +138,7 @@ def test_million_point_request_refused_before_conversion(generator, kind, tmp_pa
     assert proc.poll() is None
     _small_plan(node, plan)  # both still answering correctly
     _small_time_scale(node, scale)
-    assert rss_after - rss_before < 100, (rss_before, rss_after)
+    assert rss_after - rss_before < 50, (rss_before, rss_after)  # back within 50 MB of before (one malloc arena)
     print(f"\n10^6-point ~/{kind}: answered {res['t_done'] - res['t_sent']:.2f} s after the sender's serialization "
           f"({res['t_sent'] - res['t_call']:.2f} s; transport of the request included); the other service idle median "
           f"{1e3 * np.median(idle):.1f} ms, meanwhile {len(during)} calls, median "

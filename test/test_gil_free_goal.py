@@ -140,18 +140,32 @@ def test_a_failed_take_raises_and_the_next_goal_is_answered(action):
     assert _wait(client_node, handle.get_result_async(), "result").result.error_string == "2 points"
 
 
-def test_a_failed_answer_is_rclpys_error():
-    """rclpy's goal handling catches its RCLError when an answer cannot be sent (the client went away)."""
+def test_a_failed_answer_is_rclpys_error_and_an_unmatched_client_is_answered_late():
+    """rclpy's goal handling catches its RCLError when an answer cannot be sent (a code that is not retried); an
+    answer the client cannot receive yet (RCL_RET_ERROR: rmw_fastrtps had not matched its response reader within
+    100 ms) goes again from a thread until it is sent."""
     rclpy.init()
     try:
         node = rclpy.create_node("gil_free_goal_answer")
         server = _ActionServer(node, FollowJointTrajectory, "/gil_free_goal/answer", execute_callback=lambda h: None,
                                max_points=lambda: LIMIT)
-        server.gil_free._send = lambda *args: 1
         header = gfg.GoalRequestId()
         header.take = server.gil_free
-        with pytest.raises(gfg._rclpy.RCLError, match="rcl_action_send_goal_response failed"):
-            server._handle.send_goal_response(header, FollowJointTrajectory.Impl.SendGoalService.Response())
+        response = FollowJointTrajectory.Impl.SendGoalService.Response()
+        server.gil_free._send = lambda *args: 400
+        with pytest.raises(gfg._rclpy.RCLError, match=r"rcl_action_send_goal_response failed \(400\)"):
+            server._handle.send_goal_response(header, response)
+        codes = [1, 1, 0]
+        sent = threading.Event()
+
+        def send(*args) -> int:
+            code = codes.pop(0)
+            if code == 0:
+                sent.set()
+            return code
+        server.gil_free._send = send
+        server._handle.send_goal_response(header, response)  # no error: the answer goes on in a thread
+        assert sent.wait(30) and codes == []
         server.destroy()
         node.destroy_node()
     finally:

@@ -137,6 +137,29 @@ def test_a_failed_take_raises_and_the_next_one_works(server):
     assert r.success
 
 
+def test_an_answer_the_client_cannot_receive_yet_is_sent_late(server):
+    """rcl_send_response failing with RCL_RET_ERROR (rmw_fastrtps: the client's response reader not matched within
+    100 ms, e.g. a service on a participant of its own) is tried again until it goes: the client gets its answer.
+    A code that is not retried raises at once."""
+    srv, _, client_node, client, _ = server
+    take = getattr(srv, gft.ATTRIBUTE)
+    c_send = take._send
+    refused = [1, 1]
+
+    def send(*args) -> int:
+        return refused.pop(0) if refused else c_send(*args)
+    take._send = send
+    try:
+        r = call_service(client_node, client, _request(2), timeout=30)
+        assert r.success and r.scale == 1.5 and refused == []
+        take._send = lambda *args: 400
+        response = TimeScale.Response()
+        with pytest.raises(RuntimeError, match=r"rcl_send_response failed \(400\)"):
+            take.send(response, gft.ServiceInfo())
+    finally:
+        take._send = c_send
+
+
 def test_without_a_gil_free_take_the_service_is_rclpys():
     rclpy.init()
     try:

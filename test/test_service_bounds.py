@@ -312,9 +312,20 @@ def test_million_points_from_an_unbounded_client_refused_before_conversion(serve
           f"{res['t_sent'] - res['t_call']:.2f} s, send -> refusal {res['t_done'] - res['t_sent']:.2f} s "
           f"({res['message'].split('; ')[-1]}\n~/dynamic_terms idle: {figures(idle)}\n"
           f"~/dynamic_terms meanwhile: {figures(during)}\n"
+          f"slowest overlapping call: {_slowest(probes, res)}\n"
           f"server RSS: before {rss_before:.0f} MB, peak (sampled) {peak:.0f} MB, 2 s after {rss_after:.0f} MB "
           f"({rss_after - rss_before:+.0f} MB; {parts_before} -> {parts_after} MB)")
-    assert rss_after - rss_before < 100.0, (rss_before, rss_after)  # +782 MB for good before the gate
+    assert rss_after - rss_before < 50.0, (rss_before, rss_after)  # +782 MB for good before the gate; +55 MB in a thread arena
+
+
+def _slowest(probes: list[tuple[float, float]], res: dict) -> str:
+    """The slowest call overlapping the huge request, placed against its send and its refusal."""
+    during = [(t, lat) for t, lat in probes if t <= res["t_done"] and t + lat >= res["t_sent"]]
+    if not during:
+        return "none"
+    t, lat = max(during, key=lambda p: p[1])
+    return (f"{1e3 * lat:.1f} ms, from {t - res['t_sent']:+.3f} s to {t + lat - res['t_sent']:+.3f} s after the send "
+            f"(refusal received at {res['t_done'] - res['t_sent']:+.3f} s)")
 
 
 def test_inertial_report_does_not_block_other_requests(server, client, model):

@@ -28,7 +28,7 @@ from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import IO
 
-from .node_set import NodeSpec, node_set
+from .node_set import NodeSpec, node_environment, node_set
 
 #: signals that make the runner stop its children in order and exit 0
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT)
@@ -117,7 +117,7 @@ class Bringup:
                     self._logs.append(out)
                 self.procs[spec.name] = subprocess.Popen(
                     spec.command(), stdout=out, stderr=subprocess.STDOUT if out else None,
-                    start_new_session=True, preexec_fn=die_with_parent(),
+                    start_new_session=True, preexec_fn=die_with_parent(), env=node_environment(),
                 )
         except BaseException:
             self.stop()

@@ -91,7 +91,7 @@ from .description import RobotDescription
 from .kinematics_services import KinematicsServices, _check_outputs, _Loaded
 from .parameters import Param, Schema
 from .request_gate import NamesAndPoints, Oversize, RequestGate, reader_memory_profile, trim_heap
-from .runtime import Refusals, Refused, poll_sim_time, run_node
+from .runtime import Refusals, Refused, own_participant, poll_sim_time, run_node
 
 MAX_POINTS = 100_000  # = the bound of InverseDynamics.srv's points[<=100000] (test_service_bounds checks both agree)
 REAP_ABOVE = 10_000  # a refused request with more points is freed by a background thread, in slices
@@ -209,8 +209,9 @@ class DynamicsServer(KinematicsServices, Node):
         # ~/inverse_dynamics, the hot path of clients (e.g. feed-forward for each planned trajectory), lives on a
         # hidden side node of this process spun by its own single-threaded executor (runtime.run_node): the
         # multithreaded executor's hand-off costs about 1 ms per call.  Same resolved name (remaps of this node
-        # applied), no parameters or rosout of its own; a huge request blocks only this service's thread.
-        side = Node(f"_{self.get_name()}_inverse_dynamics", namespace=self.get_namespace(), context=self.context,
+        # applied), no parameters or rosout of its own; a huge request blocks only this service's thread, and its
+        # transfer only this node's participant (own_participant: the other services' traffic goes on meanwhile).
+        side = Node(f"_{self.get_name()}_inverse_dynamics", namespace=self.get_namespace(), context=own_participant(),
                     use_global_arguments=False, start_parameter_services=False, enable_rosout=False)
         service = side.create_service(InverseDynamics, self.resolve_service_name("~/inverse_dynamics"),
                                       self._serve(self.inverse_dynamics))

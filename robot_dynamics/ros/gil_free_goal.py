@@ -27,6 +27,7 @@ from typing import Any
 from rclpy.impl.implementation_singleton import rclpy_implementation as _rclpy
 
 from .gil_free_take import _TO_PY, RCL_RET_OK, RequestId, _loaded, _Support, capsule_pointer
+from .late_answer import RETRIED, late_answer_log, send_or_retry
 
 RCL_RET_ACTION_SERVER_TAKE_FAILED = (4201, 2201)  # no request: rcl/types.h (Kilted); rcl_action/types.h before
 
@@ -81,7 +82,13 @@ class GilFreeGoalTake:
             self.request.destroy(message)
 
     def send(self, header: GoalRequestId, response: Any) -> None:
-        """Answer the goal ``header`` came with (rclpy's ``RCLError`` on failure, as rclpy's own method raises)."""
+        """Answer the goal ``header`` came with (rclpy's ``RCLError`` on failure, as rclpy's own method raises); an
+        answer the client cannot receive yet goes again from a thread of its own (:mod:`.late_answer`)."""
+        ret = send_or_retry(lambda: self._send_once(header, response), late_answer_log("goal service"))
+        if ret not in (RCL_RET_OK, *RETRIED):
+            raise _rclpy.RCLError(f"rcl_action_send_goal_response failed ({ret})")
+
+    def _send_once(self, header: GoalRequestId, response: Any) -> int:
         message = self.response.create()
         if not message:
             raise MemoryError("could not allocate a goal response")
@@ -92,7 +99,7 @@ class GilFreeGoalTake:
                 ret = self._send(self.handle.pointer, ctypes.addressof(header), message)  # GIL released
             if ret != RCL_RET_OK:
                 self._reset()
-                raise _rclpy.RCLError(f"rcl_action_send_goal_response failed ({ret})")
+            return ret
         finally:
             self.response.destroy(message)
 

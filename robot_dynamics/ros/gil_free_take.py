@@ -26,6 +26,8 @@ from typing import Any
 from rclpy.executors import MultiThreadedExecutor, SingleThreadedExecutor, await_or_execute
 from rclpy.impl.implementation_singleton import rclpy_implementation as _rclpy
 
+from .late_answer import RETRIED, late_answer_log, send_or_retry
+
 RCL_RET_OK = 0
 RCL_RET_SERVICE_TAKE_FAILED = 601
 ATTRIBUTE = "_robot_dynamics_gil_free_take"  # the service's GilFreeTake, read by GilFreeExecutor
@@ -125,7 +127,14 @@ class GilFreeTake:
             self.request.destroy(message)
 
     def send(self, response: Any, info: ServiceInfo) -> None:
-        """Answer the request ``info`` came with (the conversion with the GIL, the send without)."""
+        """Answer the request ``info`` came with (the conversion with the GIL, the send without); an answer the
+        client cannot receive yet (discovery still matching its reader) goes again from a thread of its own
+        (:mod:`.late_answer`)."""
+        ret = send_or_retry(lambda: self._send_once(response, info), late_answer_log(self.service.srv_name))
+        if ret not in (RCL_RET_OK, *RETRIED):
+            raise RuntimeError(f"rcl_send_response failed ({ret})")
+
+    def _send_once(self, response: Any, info: ServiceInfo) -> int:
         message = self.response.create()
         if not message:
             raise MemoryError("could not allocate a response")
@@ -136,7 +145,7 @@ class GilFreeTake:
                 ret = self._send(self.service.handle.pointer, ctypes.addressof(info.request_id), message)
             if ret != RCL_RET_OK:
                 self._reset()
-                raise RuntimeError(f"rcl_send_response failed ({ret})")
+            return ret
         finally:
             self.response.destroy(message)
 

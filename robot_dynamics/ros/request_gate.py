@@ -185,10 +185,10 @@ M_ARENA_MAX = -8  # glibc malloc.h
 
 
 def one_malloc_arena() -> bool:
-    """Every thread of this process allocates from glibc's main arena (``mallopt(M_ARENA_MAX, 1)``; True when
-    set).  A huge request's C structure is made and freed by the thread that takes it; in a thread arena its
-    freed pages end up in the arena's top, which ``malloc_trim`` gives back only for the main arena: +55 MB stayed
-    after a refused 10^6-point request (0 MB with one arena).  Call before the process starts threads."""
+    """Limit this process to glibc's main malloc arena from now on (``mallopt(M_ARENA_MAX, 1)``; True when set).
+    A fallback only: arenas made before the call (imports start threads) stay and new threads may be given one of
+    them, whose freed top ``malloc_trim`` never returns; the nodes get ``MALLOC_ARENA_MAX=1`` at exec
+    (``node_set.NODE_ENVIRONMENT``), which leaves one arena from the start."""
     try:
         return bool(ctypes.CDLL(None).mallopt(M_ARENA_MAX, 1))
     except (AttributeError, OSError):

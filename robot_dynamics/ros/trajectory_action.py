@@ -65,6 +65,7 @@ from .controller.goal import (  # noqa: F401 - re-exported: the names the contro
 )
 from .gil_free_goal import GilFreeGoalTake
 from .request_gate import GoalOfTrajectory, Oversize, RequestGate
+from .runtime import own_participant
 
 UNKNOWN_GOAL = ("no such goal on this controller (unknown or expired goal ID; the controller may have restarted "
                 "since it was sent): its outcome is unknown")
@@ -159,7 +160,7 @@ class FollowJointTrajectoryServer:
         self._order: dict[bytes, int] = {}
         self._closing = False
         side = Node(f"_{controller.get_name()}_follow_joint_trajectory", namespace=controller.get_namespace(),
-                    context=controller.context, use_global_arguments=False, start_parameter_services=False,
+                    context=own_participant(), use_global_arguments=False, start_parameter_services=False,
                     enable_rosout=False)
         side.executor_threads = threads  # runtime.run_node spins it with a multithreaded executor
         self.node = side
