@@ -206,3 +206,21 @@ def test_a_plain_action_server_is_rclpys():
     finally:
         rclpy.shutdown()
 
+
+
+def test_result_and_cancel_answers_go_again_until_the_client_can_receive_them():
+    """answered_late: an rclpy answer raising RCLError (client not matched yet) is tried again from a thread until it
+    goes; the routed class methods carry it."""
+    tries: list[tuple[object, object, object]] = []
+    sent = threading.Event()
+
+    def original(server, header, response):
+        tries.append((server, header, response))
+        if len(tries) < 3:
+            raise gfg._rclpy.RCLError("client will not receive response")
+        sent.set()
+    gfg.answered_late(original, "result service")("server", "header", "response")
+    assert sent.wait(30) and tries == [("server", "header", "response")] * 3
+    gfg.route_goal_responses()
+    assert gfg._rclpy.ActionServer.send_result_response.answered_late
+    assert gfg._rclpy.ActionServer.send_cancel_response.answered_late

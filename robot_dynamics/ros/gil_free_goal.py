@@ -22,6 +22,7 @@ goals are then taken as rclpy does.
 from __future__ import annotations
 
 import ctypes
+from collections.abc import Callable
 from typing import Any
 
 from rclpy.impl.implementation_singleton import rclpy_implementation as _rclpy
@@ -118,9 +119,29 @@ class GilFreeGoalTake:
         return take
 
 
+def answered_late(original: Callable[[Any, Any, Any], None], what: str) -> Callable[[Any, Any, Any], None]:
+    """``original(server, header, response)`` (an rclpy answer that raises ``RCLError`` when it cannot be sent)
+    made to go again from a thread until the client can receive it (:mod:`.late_answer`)."""
+    def send(self: Any, header: Any, response: Any) -> None:
+        def once() -> int:
+            try:
+                original(self, header, response)
+            except _rclpy.RCLError:
+                return RETRIED[0]
+            return RCL_RET_OK
+
+        send_or_retry(once, late_answer_log(what))
+
+    send.answered_late = True  # type: ignore[attr-defined]
+    send.__doc__ = original.__doc__
+    return send
+
+
 def route_goal_responses() -> None:
     """Wrap rclpy's ``ActionServer.send_goal_response`` once per process: a :class:`GoalRequestId` is answered
-    through its :class:`GilFreeGoalTake`, any other header by rclpy's own method."""
+    through its :class:`GilFreeGoalTake`, any other header by rclpy's own method; the result and cancel answers go
+    again until the client can receive them (:func:`answered_late`: an action server on a participant of its own
+    may answer before discovery has matched the client's readers)."""
     cls = _rclpy.ActionServer
     original = cls.send_goal_response
     if getattr(original, "routes_gil_free_goals", False):
@@ -135,6 +156,8 @@ def route_goal_responses() -> None:
     send_goal_response.routes_gil_free_goals = True  # type: ignore[attr-defined]
     send_goal_response.__doc__ = original.__doc__
     cls.send_goal_response = send_goal_response
+    cls.send_result_response = answered_late(cls.send_result_response, "result service")
+    cls.send_cancel_response = answered_late(cls.send_cancel_response, "cancel service")
 
 
-__all__ = ["GilFreeGoalTake", "GoalRequestId", "RCL_RET_ACTION_SERVER_TAKE_FAILED", "route_goal_responses"]
+__all__ = ["GilFreeGoalTake", "answered_late", "GoalRequestId", "RCL_RET_ACTION_SERVER_TAKE_FAILED", "route_goal_responses"]
