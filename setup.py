@@ -17,7 +17,7 @@ setup(
         ("share/" + package_name + "/config", glob("config/*")),
         ("share/" + package_name + "/urdf", glob("urdf/*.urdf")),
     ],
-    package_data={"robot_dynamics": ["py.typed"]},
+    package_data={"robot_dynamics": ["py.typed", "ros/schemas/*.yaml"]},
     install_requires=["setuptools", "numpy", "scipy", "sympy", "urdf-parser-py", "xacro", "PyYAML", "matplotlib"],
     extras_require={"sim": ["mujoco"], "test": ["pytest", "hypothesis", "pin", "example-robot-data"],
                     "dask": ["dask", "distributed"]},

@@ -38,7 +38,8 @@ from std_msgs.msg import String
 from ..model.robot_model import RobotModel
 from ..model.robots import by_joint, resolve_urdf, transmission_config
 from ..model.urdf_conversion import expand_xacro, is_xacro_path
-from .parameters import Param, Schema
+from .parameter_files import load_schema
+from .parameters import Schema
 from .runtime import Refusals, Refused
 
 DESCRIPTION_QOS = QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL, reliability=ReliabilityPolicy.RELIABLE)
@@ -62,43 +63,11 @@ def cut(text: str, limit: int = MAX_MESSAGE_CHARS) -> str:
 
 
 def description_schema(lock_from_joint_states: bool = False) -> Schema:
-    """The robot description parameters every node declares (read at start; see the README's tables)."""
-    params = [
-        Param("robot_description", "", "URDF text of the robot (else urdf_path, else the /robot_description topic)"),
-        Param("urdf_path", "", "URDF or .xacro file, or a bundled robot name (rx90, stanford, scara, planar2r)"),
-        Param("xacro_args", [], "arguments of a .xacro urdf_path, each 'name:=value' (e.g. ['l1:=0.4'])",
-              kind="string_array"),
-        Param("base_link", "", "base of the modelled chain (empty: the URDF root)"),
-        Param("tip_link", "", "the chain base_link -> tip_link is modelled and every other moving joint locked; "
-              "empty: the whole kinematic tree"),
-        Param("locked_joints", [], "moving joints held at locked_positions (URDF names); with tip_link, unlisted "
-              "off-chain joints are locked too (at their /joint_states position or 0)", kind="string_array"),
-        Param("locked_positions", [], "positions of locked_joints, same length", kind="double_array", unit="rad, m"),
-        Param("allow_inconsistent_inertia", False, "accept physically inconsistent link inertias with a warning "
-              "instead of refusing the URDF"),
-        Param("rotor_inertia", [], "rotor inertia Ia per joint, chain order (001 eq. 7.61); empty: none",
-              kind="double_array", lo=0.0, unit="kg m^2"),
-        Param("acceleration_limits", [], "acceleration limit per joint, chain order; empty: none (a URDF cannot "
-              "carry them)", kind="double_array", lo=0.0, open_lo=True, unit="rad/s^2, m/s^2"),
-        Param("transmissions.gear_ratio", [], "actuator transmissions (001 eqs. 7.29, 7.31-7.33): gear ratio N per "
-              "motor, chain order (negative: reversed); empty: joints driven directly", kind="double_array"),
-        Param("transmissions.coupling", [], "row-major n x n matrix giving the joints from the gear outputs "
-              "(J_qm = coupling diag(N)^-1, a coupled wrist has off-diagonal terms); empty: identity",
-              kind="double_array"),
-        Param("transmissions.motor_inertia", [], "motor rotor inertia per motor, motor side; the joint-side rotor "
-              "inertia is J_qm^-T diag(Jm) J_qm^-1 (replaces rotor_inertia: give one of them)", kind="double_array",
-              lo=0.0, unit="kg m^2"),
-        Param("transmissions.motor_viscous", [], "motor viscous friction per motor, motor side", kind="double_array",
-              lo=0.0, unit="N m s/rad"),
-        Param("transmissions.motor_coulomb", [], "motor Coulomb friction per motor, motor side", kind="double_array",
-              lo=0.0, unit="N m"),
-        Param("max_description_bytes", MAX_DESCRIPTION_BYTES, "longest URDF text accepted from /robot_description, "
-              "requests and files, checked before parsing", lo=1_000, hi=2_000_000_000, unit="bytes"),
-    ]
-    if lock_from_joint_states:
-        params.insert(8, Param("lock_from_joint_states", True, "locked joints not in locked_joints take their "
-                               "position from the first /joint_states naming them (the model is rebuilt once)"))
-    return Schema(*params)
+    """The robot description parameters every node declares (read at start; ``schemas/robot_description.yaml``);
+    ``lock_from_joint_states`` only where the node reads /joint_states (controller and dynamics server)."""
+    schema = load_schema("robot_description")
+    return schema if lock_from_joint_states else Schema(
+        *(p for p in schema.params.values() if p.name != "lock_from_joint_states"))
 
 
 class RobotDescription:

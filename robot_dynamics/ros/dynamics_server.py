@@ -89,7 +89,7 @@ from ..model.robot_model import RobotModel
 from .conversions import JointOrder, float_rows, short
 from .description import RobotDescription
 from .kinematics_services import KinematicsServices, _check_outputs, _Loaded
-from .parameters import Param, Schema
+from .parameter_files import load_schema
 from .request_gate import NamesAndPoints, Oversize, RequestGate, reader_memory_profile, trim_heap
 from .runtime import Refusals, Refused, own_participant, poll_sim_time, run_node
 
@@ -168,10 +168,7 @@ class _JointStates:
         self.node.destroy_node()
 
 
-PARAMETERS = Schema(
-    Param("max_points", MAX_POINTS, "most points accepted in one ~/inverse_dynamics request (counted before the "
-          "request is converted to Python objects; the interface bounds it at 100000)", lo=1, hi=MAX_POINTS, live=True),
-)
+PARAMETERS = load_schema("dynamics_server")  # dynamics_server.yaml in robot_dynamics/ros/schemas (types, defaults, ranges, units)
 
 
 class DynamicsServer(KinematicsServices, Node):

@@ -53,13 +53,12 @@ from robot_dynamics_interfaces.srv import Identify, SetDynamicParameters
 from ..identification.data import IdentificationData, _lowpass, preprocess, save_npz
 from ..identification.estimation import base_parameters_of, identify, physically_consistent_estimate
 from ..identification.excitation import optimize_excitation
-from ..identification.friction import FRICTION_MODELS
 from ..identification.io import is_physically_consistent, result_to_yaml, write_model_urdf
 from ..identification.update import check_inertia, sign_violation, updated_model
 from ..model.robot_model import RobotModel
 from ..trajectory.joint_space import point_to_point
 from .description import RobotDescription
-from .parameters import Param, Schema
+from .parameter_files import load_schema
 from .recorder import _joint_trajectory_msg
 from .runtime import Refusals, guarded, run_node
 
@@ -102,31 +101,7 @@ def output_path(root: Path, sub: PurePosixPath, what: str = "output_dir") -> Pat
             raise ValueError(f"{what} {str(sub)!r}: {name} there is a symbolic link; nothing is written through one")
     return target
 
-PARAMETERS = Schema(
-    Param("controller", "computed_torque_controller", "the controller whose <controller>/follow_joint_trajectory "
-          "action runs the exciting trajectory"),
-    Param("joint_states_topic", "joint_states", "joint states recorded (several publishers merged by joint name)"),
-    Param("duration", 10.0, "excitation period (one Fourier period)", lo=1.0, hi=600.0, live=True, unit="s"),
-    Param("harmonics", 5, "Fourier harmonics of the excitation", lo=1, hi=20, live=True),
-    Param("margin", 0.8, "fraction of the position range, velocity and acceleration limits the excitation may use",
-          lo=0.1, hi=1.0, live=True),
-    Param("maxiter", 30, "iterations of the excitation optimization", lo=1, hi=1000, live=True),
-    Param("center", "range", "centre of the excitation: range (mid-range of the limits: the arm first moves there, "
-          "the model then holds over the whole workspace) | current (where the arm is: no approach move)",
-          choices=("range", "current"), live=True),
-    Param("friction", "coulomb_viscous", "friction model identified: coulomb_viscous (001 eq. 7.27) | "
-          "coulomb_viscous_offset (+ an offset per joint) | stribeck (+ offset and the Stribeck term of eq. 7.26, "
-          "nonlinear least squares)", choices=FRICTION_MODELS, live=True),
-    Param("holdout", 0.25, "fraction of the run (its end) kept for validation", lo=0.05, hi=0.5, live=True),
-    Param("effort_delay", 0.001, "the measured efforts lag the positions by this much (half a control period for "
-          "a ros2_control effort interface or mujoco_sim)", lo=0.0, hi=1.0, live=True, unit="s"),
-    Param("output_root", "identification", "the only directory the node writes under (absolute, or relative to its "
-          "working directory)"),
-    Param("output_dir", "", "sub-directory of output_root for recording.npz, estimates.yaml, model.yaml, "
-          "validation.json, model.urdf ('' = output_root; relative, no '..'; a request may name another)", live=True),
-    Param("swap_targets", ["dynamics_server", "computed_torque_controller"], "nodes whose ~/set_dynamic_parameters "
-          "receive the identified model on swap", kind="string_array", live=True),
-)
+PARAMETERS = load_schema("identifier")  # identifier.yaml in robot_dynamics/ros/schemas (types, defaults, ranges, units)
 
 
 class _Recording:

@@ -80,7 +80,7 @@ from . import lockstep as protocol
 from .description import RobotDescription
 from .diagnostics import DiagnosticsPublisher
 from .mujoco_sim_services import BRAKED, DAMPED, FAULT, RUNNING, ZERO, SimServices
-from .parameters import Param, Schema
+from .parameter_files import load_schema
 from .runtime import Refusals, Refused, guarded, run_node
 
 DRIVE_QOS = QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL, reliability=ReliabilityPolicy.RELIABLE)
@@ -98,56 +98,7 @@ _ON_TIMEOUT = {"brake": BRAKED, "zero": ZERO, "damp": DAMPED}
 GAP_PERIODS = 5  # a run of this many control periods on one command is kept in the statistics' history
 GAP_HISTORY = 1000  # the most recent runs kept between two ~/statistics calls
 
-PARAMETERS = Schema(
-    Param("control_period", 0.002, "sim time per command (lockstep) or per real-time tick", lo=0.0, hi=10.0,
-          open_lo=True, unit="s"),
-    Param("timestep", 0.001, "MuJoCo step; control_period must be a multiple of it", lo=0.0, hi=1.0, open_lo=True,
-          unit="s"),
-    Param("lockstep", False, "advance one control period per answering command (deterministic runs)"),
-    Param("lockstep_timeout", 0.5, "lockstep: republish period (wall) of the latest state while no answer comes",
-          lo=0.0, hi=3600.0, open_lo=True, live=True, unit="s"),
-    Param("command_timeout", 0.05, "real time: the drive's watchdog without a valid command (steady clock; sim time "
-          "with /clock); 0 "
-          "disables it", lo=0.0, hi=3600.0, live=True, unit="s"),
-    Param("timeout_behavior", "brake", "on command timeout: brake (hold the position) | zero (zero torque, the arm "
-          "falls) | damp (effort -timeout_damping * qd)", choices=tuple(BEHAVIORS), live=True),
-    Param("timeout_damping", 10.0, "damping of timeout_behavior damp", lo=0.0, hi=1e6, live=True,
-          unit="N m s/rad, N s/m"),
-    Param("real_time_factor", 1.0, "sim time per wall time in real-time mode", lo=0.0, hi=1000.0, open_lo=True),
-    Param("effort_controller", "effort_controller", "commands come on <effort_controller>/commands"),
-    Param("joints", [], "joint order of the commands (default: the URDF chain order)", kind="string_array"),
-    Param("command_space", "joint", "joint: the commands are joint efforts Γ; motor: motor torques τ_m, applied as "
-          "Γ = J_qm^-T τ_m through the robot's transmissions.* parameters (001 eq. 7.33); the effort limits stay "
-          "on the joint side", choices=("joint", "motor")),
-    Param("initial_positions", [], "start (and ~/reset) positions, URDF chain order (default: zeros)",
-          kind="double_array", unit="rad, m"),
-    Param("model_error", 0.0, "relative error of the simulated plant's inertial parameters", lo=0.0, hi=0.99),
-    Param("payload", 0.0, "a point mass the simulated arm carries and the controllers' model lacks (core "
-          "with_payload)", lo=0.0, hi=1e4, unit="kg"),
-    Param("payload_com", [], "its position [x, y, z] in payload_link; empty: the link's origin", kind="double_array",
-          unit="m"),
-    Param("payload_link", "", "URDF link carrying the payload; empty: the tip link"),
-    Param("plant_friction_offset", [], "the simulated arm's effort offset Foff per joint (URDF chain order; empty: "
-          "the model's)", kind="double_array", unit="N m, N"),
-    Param("plant_static_friction", [], "the simulated arm's static friction Fs per joint (001 eq. 7.26; empty: the "
-          "model's)", kind="double_array", unit="N m, N"),
-    Param("plant_stribeck_velocity", [], "the simulated arm's Stribeck velocity vs per joint (7.26 with B = 1/vs; "
-          "0: no Stribeck term; empty: the model's)", kind="double_array", lo=0.0, unit="rad/s, m/s"),
-    Param("plant_joint_stiffness", [], "elastic joints (001 §7.3.8, eqs. 7.34-7.35): the simulated arm's joint "
-          "stiffness k per joint, or one value for all (a motor and a spring per joint; not in the controllers' "
-          "model unless they are told); empty: rigid joints", kind="double_array", lo=0.0, open_lo=True,
-          unit="N m/rad, N/m"),
-    Param("plant_motor_inertia", [], "elastic joints: motor inertia I_a per joint (joint side), or one value for all; "
-          "empty: the model's rotor inertias Ia", kind="double_array", lo=0.0, open_lo=True, unit="kg m^2"),
-    Param("noise_q", 0.0, "standard deviation of the position measurement noise", lo=0.0, hi=1e3, unit="rad, m"),
-    Param("seed", 0, "seed of the plant error and the noise"),
-    Param("publish_clock", True, "publish /clock (the sim is the time source)"),
-    Param("stamp_time", "sim", "stamps of joint_states: sim (sim time; /clock per publish_clock) | system (real time "
-          "only: the system clock at publication, as a hardware driver stamps, and no /clock)",
-          choices=("sim", "system")),
-    Param("start_paused", False, "start paused (no stepping, no publishing) until ~/pause false: a run whose inputs "
-          "are all in place before sim time starts is deterministic (the demo's lockstep phase)"),
-)
+PARAMETERS = load_schema("mujoco_sim")  # mujoco_sim.yaml in robot_dynamics/ros/schemas (types, defaults, ranges, units)
 
 
 def _stamp(t: float) -> Time:

@@ -60,7 +60,7 @@ from ..trajectory.time_scaling import retime_points
 from . import validation
 from .conversions import JointOrder, float_rows
 from .description import RobotDescription
-from .parameters import Param, Schema
+from .parameter_files import load_schema
 from .request_gate import NamesAndPoints, Oversize, RequestGate, TrajectoryFirst, reader_memory_profile, trim_for
 from .runtime import Refusals, Refused, guarded, run_node
 from .validation import MAX_JOINT_STATE_NAMES
@@ -99,21 +99,7 @@ def _wait(future: Any, timeout: float) -> bool:
     return done.wait(timeout) or future.done()
 
 
-PARAMETERS = Schema(
-    Param("controller", "computed_torque_controller", "name of the controller node: execute sends the trajectory "
-          "to its action <controller>/follow_joint_trajectory (control_msgs/FollowJointTrajectory)"),
-    Param("sample_period", 0.01, "sampling period of planned trajectories (a request's sample_period wins)",
-          lo=1e-4, hi=10.0, live=True, unit="s"),
-    Param("max_velocity", [], "velocity bound per joint (model order) when a request gives none; never above the "
-          "robot's; empty: the robot's limits", kind="double_array", lo=0.0, open_lo=True, live=True, unit="rad/s, m/s"),
-    Param("max_acceleration", [], "acceleration bound per joint when a request gives none; never above the robot's; "
-          "empty: the robot's (config acceleration_limits)", kind="double_array", lo=0.0, open_lo=True, live=True,
-          unit="rad/s^2, m/s^2"),
-    Param("max_points", 20_000, "most points accepted in one ~/time_scale request (checked before any per-point "
-          "work; the work goes by chunks of bounded memory)", lo=2, hi=1_000_000, live=True),
-    Param("execute_timeout_margin", 5.0, "execute: the result is awaited for the trajectory's duration plus this "
-          "long, then the goal is canceled and the timeout reported", lo=0.0, hi=3600.0, live=True, unit="s"),
-)
+PARAMETERS = load_schema("trajectory_generator")  # trajectory_generator.yaml in robot_dynamics/ros/schemas (types, defaults, ranges, units)
 
 
 class TrajectoryGenerator(Node):
