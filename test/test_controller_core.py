@@ -203,6 +203,22 @@ def test_a_hold_target_is_never_outside_the_limits(ctx, model):
     assert cycle.q_ref[4] == upper[4] and core.hold[4] == upper[4]
 
 
+def test_a_blind_cycle_reports_a_reference_inside_the_limits(ctx, model):
+    """Braking on a frozen state of an arm measured just outside a limit: the cycle's reference (reported on
+    ~/controller_state) is the hold target, never the measured position outside (found under load, where the
+    blind branch runs)."""
+    upper = np.asarray(model.limits["upper"], float)
+    core, _ = make_core(ctx)
+    core.update(1.0, 1.0)
+    q = np.minimum(Q0, upper)
+    q[4] = upper[4] + 0.01
+    core.state_arrived(q, np.zeros(6), 1.0, 1.0, 1.0)
+    assert core.update(1.0, 1.0) is not None
+    blind = core.update(1.0 + DT, 1.0 + core.blind_age + 1e-6)
+    assert core.blind_cycles == 1 and blind is not None
+    assert blind.q_ref[4] == upper[4] and np.all(blind.q_ref <= upper)
+
+
 def test_the_guard_bounds_a_law_that_drives_at_a_limit(ctx, model):
     """Held 1 mrad inside joint 5's upper limit while moving toward it at its velocity limit: the guard changes
     the law's command (counted) to one whose acceleration brakes (the forward dynamics of the command)."""

@@ -381,8 +381,8 @@ class ControlCore:
             tau, braking = self.blind_command(wall - self.state_wall)
             if stale and not braking:
                 return None  # at rest: the watchdog's gravity hold
-            self.blind_cycles += 1
-            return Cycle(tau, self.q, self.zero, self.zero)
+            self.blind_cycles += 1  # no reference meanwhile: the one reported is the hold target, never outside
+            return Cycle(tau, ctx.envelope.hold_target(self.q), self.zero, self.zero)
         if stale:
             return None
         if self.last_now is not None and self.trigger == "timer":
