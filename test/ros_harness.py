@@ -182,3 +182,18 @@ def quintic_trajectory(names: Sequence[str], q0: Any, q1: Any, duration: float, 
             positions=(q0 + s * (q1 - q0)).tolist(), velocities=(sd * (q1 - q0)).tolist(),
             accelerations=(sdd * (q1 - q0)).tolist(), time_from_start=Duration(sec=sec, nanosec=round((t - sec) * 1e9))))
     return msg
+
+
+def rss_mb(pid: int) -> float:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    return float("nan")
+
+
+def rss_parts(pid: int) -> str:
+    """VmRSS split as the kernel counts it (anonymous heap, mapped files, shared memory: DDS's segments)."""
+    keys = ("RssAnon", "RssFile", "RssShmem")
+    values = {line.split(":")[0]: int(line.split()[1]) / 1024 for line in
+              Path(f"/proc/{pid}/status").read_text().splitlines() if line.split(":")[0] in keys}
+    return ", ".join(f"{k[3:].lower()} {values.get(k, float('nan')):.0f}" for k in keys)

@@ -18,8 +18,8 @@ from robot_dynamics.ros.controller.goal import (
     CANCELED,
     INVALID_GOAL,
     PATH_TOLERANCE_VIOLATED,
+    PREEMPTED,
     SUCCEEDED,
-    SUCCESSFUL,
     GoalRun,
     Tolerances,
 )
@@ -275,17 +275,20 @@ def test_preemption_follows_the_order_goals_were_accepted_in(ctx):
     first, second = goal(seq=1), goal(seq=2)
     core.queue_trajectory((ramp(Q0, 0.1), None, 51, second))
     core.queue_trajectory((ramp(Q0, 0.1), None, 51, first))  # accepted earlier, checked later: never runs
-    assert first.status == ABORTED and first.code == SUCCESSFUL and "newer goal" in first.text
+    # JTC's preemption: CANCELED, INVALID_GOAL, its words (MoveIt reports a preemption, not a failure)
+    assert first.status == CANCELED and first.code == INVALID_GOAL and first.text.startswith(PREEMPTED)
+    assert "newer goal" in first.text
     core.update(10.0, 10.0)
     assert core.goal is second and core.mode == cc.TRACKING
     third = goal(seq=3)
     core.queue_trajectory((ramp(Q0, 0.1), None, 51, third))
     core.update(10.01, 10.01)
-    assert second.status == ABORTED and "preempted by a new goal" in second.text and core.goal is third
+    assert second.status == CANCELED and second.code == INVALID_GOAL and core.goal is third
+    assert second.text == PREEMPTED + " (preempted by a new goal)"
     # a trajectory on the topic (no goal) preempts a goal the same way
     core.queue_trajectory((ramp(Q0, 0.1), None, 51, None))
     core.update(10.02, 10.02)
-    assert third.status == ABORTED and "trajectory on ~/joint_trajectory" in third.text and core.goal is None
+    assert third.status == CANCELED and "trajectory on ~/joint_trajectory" in third.text and core.goal is None
 
 
 def test_cancel_holds_a_running_goal_and_drops_a_queued_one(ctx):

@@ -9,13 +9,12 @@ from __future__ import annotations
 import json
 import sys
 import time
-from pathlib import Path
 
 import numpy as np
 import pytest
 import rclpy
 from builtin_interfaces.msg import Duration
-from ros_harness import call_service, node_process, start_process, stop_process, wait_for_service
+from ros_harness import call_service, node_process, rss_mb, start_process, stop_process, wait_for_service
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
 from robot_dynamics.model.robots import load_model, resolve_urdf
@@ -55,13 +54,6 @@ r = fut.result() if fut.done() else None
 json.dump({"t_call": t_call, "t_sent": t_sent, "t_done": t_done, "answered": r is not None,
            "success": bool(r and r.success), "message": r.message if r else ""}, open(out, "w"))
 """
-
-
-def _rss_mb(pid: int) -> float:
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
-            return int(line.split()[1]) / 1024
-    return float("nan")
 
 
 @pytest.fixture(scope="module")
@@ -112,7 +104,7 @@ def test_million_point_request_refused_before_conversion(generator, kind, tmp_pa
     for _ in range(3):  # warm: the model and its compiled programs are in use
         other()
     idle = [other() for _ in range(10)]
-    rss_before = _rss_mb(proc.pid)
+    rss_before = rss_mb(proc.pid)
     out = tmp_path / "huge.json"
     script = tmp_path / "sender.py"
     script.write_text(SENDER)
@@ -134,7 +126,7 @@ def test_million_point_request_refused_before_conversion(generator, kind, tmp_pa
     assert res["message"].endswith("refused before its conversion to Python objects"), res
     during = [lat for t, lat in probes if t <= res["t_done"] and t + lat >= res["t_sent"]]
     time.sleep(3.0)  # the housekeeping: freed buffers handed back
-    rss_after = _rss_mb(proc.pid)
+    rss_after = rss_mb(proc.pid)
     assert proc.poll() is None
     _small_plan(node, plan)  # both still answering correctly
     _small_time_scale(node, scale)

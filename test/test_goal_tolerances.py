@@ -89,8 +89,16 @@ def test_unknown_joint_and_acceleration_tolerances():
     with pytest.raises(GoalError) as info:
         tolerances(goal(path=[("c", 0.1, 0.0, 0.0)]), NAMES, DEFAULTS)
     assert info.value.code == INVALID_JOINTS
-    with pytest.raises(GoalError, match="acceleration"):
-        tolerances(goal(path=[("a", 0.1, 0.0, 0.5)]), NAMES, DEFAULTS)
+    # an acceleration tolerance > 0: accepted and never violated (as JTC without an acceleration state
+    # interface), said in the notes; 0 and -1 say nothing; another negative value is illegal
+    tol = tolerances(goal(path=[("a", 0.1, 0.0, 0.5)], goal_tol=[("b", 0.1, 0.0, 1e-300)]), NAMES, DEFAULTS)
+    assert tol.notes == ("acceleration tolerances of a, b not checked: /joint_states carries no acceleration (as "
+                         "JTC without an acceleration state interface)",)
+    assert tol.path_position[0] == 0.1
+    for a in (0.0, -1.0):
+        assert tolerances(goal(path=[("a", 0.1, 0.0, a)]), NAMES, DEFAULTS).notes == ()
+    with pytest.raises(GoalError, match="acceleration is -0.5"):
+        tolerances(goal(path=[("a", 0.1, 0.0, -0.5)]), NAMES, DEFAULTS)
     with pytest.raises(GoalError, match="not finite"):
         tolerances(goal(path=[("a", float("nan"), 0.0, 0.0)]), NAMES, DEFAULTS)
 
@@ -242,3 +250,34 @@ def test_the_goal_accepted_last_wins_whichever_was_checked_first():
     assert first.older_than(None, second) and not first.older_than(None, None)
     topic = GoalRun(handle=None, tol=tol)  # not from the action server (no number): never older, never newer
     assert not topic.older_than(second) and not first.older_than(topic)
+
+
+def test_end_velocity_of_a_trajectory_as_jtc():
+    """allow_nonzero_velocity_at_trajectory_end false (JTC's default): the last point at float epsilon is at rest,
+    just above it is refused in JTC's words; velocities not given are at rest; true accepts any."""
+    from robot_dynamics.ros.validation import END_VELOCITY_ZERO, end_velocity
+    from robot_dynamics.safety.refusal import Refused
+
+    names = ["a", "b"]
+    v = np.zeros((3, 2))
+    v[1] = 1.0  # a point in the middle moves: fine
+    v[-1, 1] = END_VELOCITY_ZERO
+    end_velocity(v, names, False)
+    end_velocity(None, names, False)
+    v[-1, 1] = -np.nextafter(END_VELOCITY_ZERO, 1.0)
+    with pytest.raises(Refused, match="Velocity of last trajectory point of joint b is not zero") as info:
+        end_velocity(v, names, False)
+    assert info.value.cause == "nonzero_end_velocity"
+    end_velocity(v, names, True)
+
+
+def test_jtc_parameters_this_controller_ignores_are_named_with_why():
+    from robot_dynamics.ros.controller.parameters import JTC_NOT_APPLICABLE, jtc_ignored
+
+    given = {"interpolation_method", "cmd_timeout", "gains.a.angle_wraparound", "gains.z.i_clamp", "omega",
+             "gains.a.p", "constraints.a.goal"}
+    out = jtc_ignored(given, ["a", "b"])
+    assert out == [f"interpolation_method: ignored, {JTC_NOT_APPLICABLE['interpolation_method']}",
+                   f"cmd_timeout: ignored, {JTC_NOT_APPLICABLE['cmd_timeout']}",
+                   "gains.a.angle_wraparound: ignored, continuous joints are not wrapped: errors are taken as measured"]
+    assert jtc_ignored({"omega", "gains.a.p"}, ["a"]) == []  # ours, honoured: nothing said

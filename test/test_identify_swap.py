@@ -91,14 +91,22 @@ def test_identify_and_swap_on_the_running_arm(tmp_path):
         """:func:`move_once`, again (up to 3 times) when the drive ran 25 control periods or more on one command
         during the move: the arm was then left without commands by a starved host (the drive's own count, sim
         time), which is not what the model does."""
+        longest, missed = [], []
         for _ in range(3):
             json.loads(call_service(node, sim_stats, Trigger.Request()).message)  # opens the window
             rms = move_once(q1)
             runs = json.loads(call_service(node, sim_stats, Trigger.Request()).message)["long_runs_on_one_command"]
             if all(n < 25 for _, n in runs):
                 return rms
-            print(f"  (the drive ran {max(n for _, n in runs)} periods on one command during that move: again)")
-        raise AssertionError("three moves in a row with the arm left without commands")
+            longest.append(max(n for _, n in runs))
+            missed.append(json.loads(call_service(node, ctl_stats, Trigger.Request()).message).get("missed_pct"))
+            print(f"  (the drive ran {longest[-1]} periods on one command during that move, the controller missed "
+                  f"{missed[-1]} % of its cycles: again)")
+        starved = all(m is not None and m >= 1.0 for m in missed)
+        raise AssertionError(("precondition: a starved host left the arm without commands in three moves in a row"
+                              if starved else "the arm was left without commands in three moves in a row") +
+                             f" (the drive's longest run on one command: {longest} periods; the controller's missed "
+                             f"cycles: {missed} %)")
 
     def move_once(q1: np.ndarray) -> float:
         """The same move each time (from where the arm is to q1 in 6 s): the RMS tracking error of the arm on the

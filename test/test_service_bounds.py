@@ -28,7 +28,7 @@ import pytest
 import rclpy
 from rcl_interfaces.msg import Parameter, ParameterType, ParameterValue
 from rcl_interfaces.srv import SetParameters
-from ros_harness import call_service, node_process, start_process, stop_process, wait_for_service
+from ros_harness import call_service, node_process, rss_mb, rss_parts, start_process, stop_process, wait_for_service
 from trajectory_msgs.msg import JointTrajectoryPoint
 
 from robot_dynamics.dynamics.inertial_characteristics import MAX_REPORT_SAMPLES
@@ -126,21 +126,6 @@ def unbounded_interfaces() -> Path:
         assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     stamp.write_text("ok")
     return base / "install"
-
-
-def rss_mb(pid: int) -> float:
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
-            return int(line.split()[1]) / 1024
-    return float("nan")
-
-
-def rss_parts(pid: int) -> str:
-    """VmRSS split as the kernel counts it (anonymous heap, mapped files, shared memory: DDS's segments)."""
-    keys = ("RssAnon", "RssFile", "RssShmem")
-    values = {line.split(":")[0]: int(line.split()[1]) / 1024 for line in
-              Path(f"/proc/{pid}/status").read_text().splitlines() if line.split(":")[0] in keys}
-    return ", ".join(f"{k[3:].lower()} {values.get(k, float('nan')):.0f}" for k in keys)
 
 
 def figures(latencies: list[float]) -> str:

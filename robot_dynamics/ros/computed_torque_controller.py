@@ -108,12 +108,13 @@ from .controller.context import (
 from .controller.core import STALE, TRACKING, ControlCore
 from .controller.inputs import Inputs
 from .controller.loop import CLOCK_OVERRIDE_NS, LoopInput
-from .controller.parameters import CONTEXT_PARAMETERS, JOINT_PARAMETERS, PARAMETERS, joint_parameters
+from .controller.parameters import CONTEXT_PARAMETERS, JOINT_PARAMETERS, PARAMETERS, joint_parameters, jtc_ignored
 from .controller.pose import pose_guard
 from .controller.reporting import Reporting
 from .controller.statistics import LoopStatistics
 from .description import RobotDescription
 from .diagnostics import DiagnosticsPublisher
+from .request_gate import reader_memory_profile, trim_for
 from .runtime import LatestWorker, Refusals, run_node
 from .trajectory_action import (
     FollowJointTrajectoryServer,
@@ -258,7 +259,7 @@ class ComputedTorqueControllerNode(LoopInput, Inputs, Actions, Reporting, Node):
         # goals are counted before rclpy converts them (a huge goal would hold the GIL from the loop for seconds)
         self.action = FollowJointTrajectoryServer(
             self, v["action_monitor_rate"], max_points=lambda: self.max_points,
-            on_oversize=lambda why: self.refusals.refuse("too_large", f"~/follow_joint_trajectory: {why}"))
+            on_oversize=self._goal_too_large)
         if self.action.server.gate is None:
             self.get_logger().warning("~/follow_joint_trajectory: this rclpy does not allow counting a goal's points "
                                       "before converting it: max_trajectory_points is checked after the conversion")
@@ -298,6 +299,10 @@ class ComputedTorqueControllerNode(LoopInput, Inputs, Actions, Reporting, Node):
         except ValueError as exc:
             self.get_logger().error(f"robot model not used: per-joint parameter {exc}")
             return
+        if not getattr(self, "_jtc_warned", False):  # once: JTC parameters given that a torque controller ignores
+            self._jtc_warned = True
+            for text in jtc_ignored(set(self._parameter_overrides), model.joint_names):
+                self.get_logger().warning(f"JTC parameter {text}")
         self.model_worker.put(model)
 
     def _build_model(self, model: RobotModel) -> None:
@@ -436,6 +441,12 @@ class ComputedTorqueControllerNode(LoopInput, Inputs, Actions, Reporting, Node):
             self._publish(self.core.holding_torque(), hold=True)
         self._publish_state(None)
 
+    def _goal_too_large(self, why: str) -> None:
+        """A goal refused by its point count: counted with its cause; the C take's buffers, freed by the DDS layer
+        shortly after, go back to the system (the node's RSS back to its value before)."""
+        self.refusals.refuse("too_large", f"~/follow_joint_trajectory: {why}")
+        trim_for()
+
     def on_shutdown(self) -> None:
         """Last holding command: gravity torques at the last measured position (the loop stopped first)."""
         self._stop_loop.set()
@@ -455,6 +466,7 @@ class ComputedTorqueControllerNode(LoopInput, Inputs, Actions, Reporting, Node):
 
 
 def main(args: list[str] | None = None) -> int:
+    reader_memory_profile()  # before rclpy creates the participant: a huge goal's buffers freed once taken
     return run_node(ComputedTorqueControllerNode, args)
 
 

@@ -16,12 +16,13 @@ with the semantics of ros2_controllers' joint_trajectory_controller (JTC), so Mo
   runs: a violation aborts the goal with ``PATH_TOLERANCE_VIOLATED`` and the arm holds where it is.  After the
   last point the goal succeeds (``SUCCESSFUL``) as soon as the arm is within the goal tolerances, or is aborted
   with ``GOAL_TOLERANCE_VIOLATED`` ``goal_time_tolerance`` after the end (0: waits, as JTC); the arm holds the
-  last point either way.  Acceleration tolerances > 0 are refused (``/joint_states`` has no acceleration).
+  last point either way.  Acceleration tolerances > 0 are accepted and never violated, as JTC's without an
+  acceleration state interface (``/joint_states`` has no acceleration); the log and the result say so.
 * **Feedback** at ``action_monitor_rate``: desired, actual and error (positions, velocities; the controller's
   joint order), and ``index``, the trajectory point the reference has passed.
 * **Cancel**: the arm holds where it is (status CANCELED).  **Preemption**: a new goal (or a trajectory on the
-  topic) replaces the running one at a cycle boundary, the reference continuing from the arm; the old goal is
-  aborted with ``error_string`` saying so (``error_code`` SUCCESSFUL, as JTC).  Time jumps, stale states, a new
+  topic) replaces the running one at a cycle boundary, the reference continuing from the arm; the old goal ends
+  as JTC's: CANCELED, ``INVALID_GOAL``, "Current goal cancelled due to new incoming action." (and what took over).  Time jumps, stale states, a new
   robot model and shutdown abort the goal with the reason (``INVALID_GOAL``).
 
 The server lives on a hidden side node of the controller's process spun by its own multithreaded executor (rclpy's
@@ -40,6 +41,7 @@ from action_msgs.msg import GoalStatus
 from control_msgs.action import FollowJointTrajectory
 from rclpy.action import ActionServer, CancelResponse, GoalResponse
 from rclpy.callback_groups import ReentrantCallbackGroup
+from rclpy.impl.implementation_singleton import rclpy_implementation as _rclpy
 from rclpy.node import Node
 from trajectory_msgs.msg import JointTrajectoryPoint
 
@@ -198,6 +200,8 @@ class FollowJointTrajectoryServer:
             handle.abort()
             return Result(error_code=INVALID_GOAL, error_string=f"{type(exc).__name__}: {exc}")
         run.seq = seq
+        for note in run.tol.notes:
+            ctl.get_logger().warning(f"goal accepted; {note}")
         with self._lock:
             self.runs.add(run)
         try:
@@ -216,16 +220,19 @@ class FollowJointTrajectoryServer:
                 self.runs.discard(run)
         if run.status == SUCCEEDED:
             handle.succeed()
-        elif run.status == CANCELED and handle.is_cancel_requested:
+        elif run.status == CANCELED:
+            if not handle.is_cancel_requested:  # preempted (JTC: CANCELED): rcl_action cancels from CANCELING only
+                handle._update_state(_rclpy.GoalEvent.CANCEL_GOAL)
             handle.canceled()
         else:
             handle.abort()
-        text = f"goal {run.status} ({run.code}): {run.text}"
+        result_text = "; ".join((run.text, *run.tol.notes)) if run.tol.notes else run.text
+        text = f"goal {run.status} ({run.code}): {result_text}"
         if run.status == SUCCEEDED:  # one call site per severity (rclpy refuses a call site whose severity changes)
             ctl.get_logger().info(text)
         else:
             ctl.get_logger().warning(text)
-        return Result(error_code=run.code, error_string=run.text)
+        return Result(error_code=run.code, error_string=result_text)
 
     def close(self, reason: str) -> None:
         """Abort every goal still running (shutdown) and refuse new ones."""

@@ -111,6 +111,24 @@ def _field(points: Sequence[Any], attr: str, n: int, perm: np.ndarray) -> np.nda
     return a
 
 
+END_VELOCITY_ZERO = float(np.finfo(np.float32).eps)  # JTC: |v| of the last point above float epsilon is not zero
+
+
+def end_velocity(velocities: np.ndarray | None, joints: Sequence[str], allow_nonzero: bool) -> None:
+    """JTC's ``allow_nonzero_velocity_at_trajectory_end`` (false by default since Jazzy): a trajectory whose last
+    point moves (|v| > float epsilon on a joint) is refused, in JTC's words; ``velocities`` the points' velocities
+    (model order; None: not given, i.e. at rest)."""
+    if allow_nonzero or velocities is None or len(velocities) == 0:
+        return
+    last = np.abs(np.asarray(velocities, float)[-1])
+    moving = np.flatnonzero(last > END_VELOCITY_ZERO)
+    if moving.size:
+        j = int(moving[0])
+        raise Refused("nonzero_end_velocity", f"Velocity of last trajectory point of joint {joints[j]} is not zero: "
+                                              f"{velocities[-1][j]:.15g} (allow_nonzero_velocity_at_trajectory_end "
+                                              "is false, as JTC's default)")
+
+
 def trajectory(msg: Any, joints: Sequence[str], max_points: int) -> dict[str, Any]:
     """``trajectory_msgs/JointTrajectory`` -> times and fields (model order), header stamp (s, 0 = now).
 

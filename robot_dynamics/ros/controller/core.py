@@ -29,7 +29,16 @@ from ...control.task_space import TaskSpaceLaw
 from ...safety import StateMonitor
 from ...trajectory.sampled import SampledTrajectory
 from .context import Context
-from .goal import ABORTED, CANCELED, INVALID_GOAL, OLD_HEADER_TIMESTAMP, PATH_TOLERANCE_VIOLATED, SUCCESSFUL, GoalRun
+from .goal import (
+    ABORTED,
+    CANCELED,
+    INVALID_GOAL,
+    OLD_HEADER_TIMESTAMP,
+    PATH_TOLERANCE_VIOLATED,
+    SUCCESSFUL,
+    GoalRun,
+    preempted,
+)
 from .pose import PoseHold, pose_guard
 
 NO_MODEL, NO_STATE, STALE, HOLDING, TRACKING = "no_model", "no_state", "stale", "holding", "tracking"
@@ -228,14 +237,14 @@ class ControlCore:
             old = self.pending_traj
             run = entry[3]
             if run is not None and run.older_than(old[3] if old is not None else None, self.goal):
-                run.finish(ABORTED, SUCCESSFUL, "preempted by a newer goal before it started")
+                run.finish(CANCELED, INVALID_GOAL, preempted("a newer goal before it started"))
                 return
             self.pending_traj = entry
             self.pending_pose = None  # a pose reference not adopted yet is superseded
             self.trajectories_accepted += 1  # checked and queued: the next cycle adopts it
         if old is not None and old[3] is not None:
-            old[3].finish(ABORTED, SUCCESSFUL, "preempted by a newer " +
-                          ("goal" if entry[3] is not None else "trajectory on ~/joint_trajectory") + " before it started")
+            by = "goal" if entry[3] is not None else "trajectory on ~/joint_trajectory"
+            old[3].finish(CANCELED, INVALID_GOAL, preempted(f"a newer {by} before it started"))
 
     def queue_pose(self, pose: PoseHold, trajectories: int) -> bool:
         """A checked pose reference for the next cycle, unless a trajectory was accepted since its check started
@@ -327,7 +336,7 @@ class ControlCore:
                             (f" controls {ctx.task_link}" if ctx.task_link else ""))
             return
         if self.goal is not None:
-            self.end_goal(ABORTED, SUCCESSFUL, "preempted by a pose reference")
+            self.end_goal(CANCELED, INVALID_GOAL, preempted("a pose reference"))
         self.trajectory = None
         self.pose = pose
         self.safe_hold = False
@@ -350,8 +359,8 @@ class ControlCore:
                 run.finish(ABORTED, OLD_HEADER_TIMESTAMP, text)
             return
         if self.goal is not None and self.goal is not run:  # JTC: the running goal is preempted
-            self.end_goal(ABORTED, SUCCESSFUL, "preempted by a new " +
-                          ("goal" if run is not None else "trajectory on ~/joint_trajectory"))
+            self.end_goal(CANCELED, INVALID_GOAL, preempted(
+                "a new " + ("goal" if run is not None else "trajectory on ~/joint_trajectory")))
         if run is not None and run.status is not None:  # canceled meanwhile
             return
         self.goal = run

@@ -27,6 +27,15 @@ JOINT_CAUSES = frozenset({"wrong_joints", "duplicate_names"})
 
 SUCCEEDED, ABORTED, CANCELED = "succeeded", "aborted", "canceled"
 
+# JTC's result of a goal preempted by a new one: status CANCELED, code INVALID_GOAL, these words (MoveIt reports a
+# preemption, not a failure); ours add what took over after them
+PREEMPTED = "Current goal cancelled due to new incoming action."
+
+
+def preempted(by: str) -> str:
+    """The result text of a goal preempted ``by`` (JTC's words first)."""
+    return f"{PREEMPTED} (preempted by {by})"
+
 
 class GoalError(Exception):
     """A goal that cannot run: its result code and the reason."""
@@ -45,6 +54,7 @@ class Tolerances:
     goal_position: np.ndarray
     goal_velocity: np.ndarray
     goal_time: float
+    notes: tuple[str, ...] = ()  # what the goal asked for and is not checked (said in the log and the result)
 
     @property
     def checks_path(self) -> bool:
@@ -74,6 +84,7 @@ def tolerances(goal: Any, joints: Sequence[str], defaults: dict[str, Any]) -> To
     in model order, ``stopped_velocity_tolerance``, ``goal_time``); ``GoalError`` for what cannot be honoured."""
     n = len(joints)
     index = {j: i for i, j in enumerate(joints)}
+    unmeasured: list[str] = []
     path_p = np.array([_tolerance(0.0, x) for x in defaults["trajectory"]], float)
     path_v = np.full(n, np.inf)
     goal_p = np.array([_tolerance(0.0, x) for x in defaults["goal"]], float)
@@ -87,10 +98,9 @@ def tolerances(goal: Any, joints: Sequence[str], defaults: dict[str, Any]) -> To
             values = (tol.position, tol.velocity, tol.acceleration)
             if not all(np.isfinite(values)):
                 raise GoalError(INVALID_GOAL, f"{what}[{k}] ({tol.name}) is not finite")
-            if tol.acceleration > 0:
-                raise GoalError(INVALID_GOAL, f"{what}[{k}] ({tol.name}) sets an acceleration tolerance: the arm's "
-                                              "acceleration is not measured (/joint_states has none); use 0 or -1")
-            if tol.acceleration < 0:
+            if tol.acceleration > 0:  # as JTC without an acceleration state interface: accepted, never violated
+                unmeasured.append(tol.name)
+            elif tol.acceleration < 0:
                 _tolerance(tol.acceleration, 0.0, f"{what}[{k}] ({tol.name}) acceleration")
             pos[j] = _tolerance(tol.position, pos[j] if np.isfinite(pos[j]) else 0.0, f"{what}[{k}] ({tol.name}) position")
             vel[j] = _tolerance(tol.velocity, vel[j] if np.isfinite(vel[j]) else 0.0, f"{what}[{k}] ({tol.name}) velocity")
@@ -106,7 +116,9 @@ def tolerances(goal: Any, joints: Sequence[str], defaults: dict[str, Any]) -> To
     goal_time = _tolerance(goal_time, float(defaults["goal_time"]), "goal_time_tolerance")
     if not np.isfinite(goal_time):
         goal_time = 0.0  # 0: no limit after the end
-    return Tolerances(path_p, path_v, goal_p, goal_v, goal_time)
+    notes = (f"acceleration tolerances of {', '.join(dict.fromkeys(unmeasured))} not checked: /joint_states "
+             "carries no acceleration (as JTC without an acceleration state interface)",) if unmeasured else ()
+    return Tolerances(path_p, path_v, goal_p, goal_v, goal_time, notes)
 
 
 @dataclass(eq=False)

@@ -19,6 +19,7 @@ from trajectory_msgs.msg import JointTrajectory
 from ...trajectory.sampled import SampledTrajectory
 from .. import validation
 from ..conversions import short
+from ..request_gate import trim_for
 from ..runtime import Refused, guarded
 from .context import (
     Context,
@@ -67,6 +68,7 @@ class Inputs:
     def on_trajectory(self, raw: bytes) -> None:
         """Executor thread: a size check on the serialized bytes, then hand over to the worker."""
         if len(raw) > self.max_points * MAX_BYTES_PER_POINT:
+            trim_for()  # the message's buffers, freed once refused, back to the system
             raise Refused("too_large", f"trajectory message of {len(raw)} bytes (max_trajectory_points "
                                        f"{self.max_points})")
         self.trajectory_worker.put(raw)
@@ -156,6 +158,8 @@ class Inputs:
         """The trajectory of ``msg`` with its start time (None: now) once its whole interpolated path is within
         the limits (``Refused`` with the cause otherwise); worker or action thread."""
         data = validation.trajectory(msg, ctx.model.joint_names, self.max_points)
+        validation.end_velocity(data["velocities"], ctx.model.joint_names,
+                                self.params.values["allow_nonzero_velocity_at_trajectory_end"])
         q = self.core.q
         start = None if q is None else q.copy()
         if start is not None and data["times"][0] == 0.0:

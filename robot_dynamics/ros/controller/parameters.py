@@ -40,3 +40,34 @@ def joint_parameters(joint: str) -> list[Param]:
     """The per-joint parameters in JTC's names, declared when the model names the joints (``gains.*`` build a new
     control context when they change; ``constraints.*`` are read when a goal starts)."""
     return per_joint(JOINT_PARAMETERS, joint)
+
+
+# JTC's parameters this controller does not honour, each with why (a torque controller over the robot's dynamics);
+# given to the node (parameter file, -p), each is named once in a warning at start
+JTC_NOT_APPLICABLE = {
+    "joints": "the joints are the robot description's (URDF names)",
+    "command_joints": "commands go to every joint of the model",
+    "command_interfaces": "the command is joint effort (or motor torque, command_space)",
+    "state_interfaces": "the state is /joint_states' position and velocity",
+    "interpolation_method": "the reference interpolates the trajectory's own points (cubic or quintic per segment), "
+                            "checked against the limits before it runs",
+    "cmd_timeout": "states, not commands, time out here (state_timeout: the arm is braked, then held)",
+    "open_loop_control": "the law closes the loop on the measured state",
+    "allow_integration_in_goal_trajectories": "missing velocities and accelerations are interpolated from the points",
+    "set_last_command_interface_value_as_state_on_activation": "the hold target is the measured position",
+    "constraints.decelerate_on_cancel": "a cancel holds the arm where it is, braked within the limits by the guard",
+}
+JTC_JOINT_NOT_APPLICABLE = {
+    "gains.{j}.i_clamp": "the integral term of law pid is bounded by the effort limits",
+    "gains.{j}.normalize_error": "continuous joints are not wrapped: errors are taken as measured",
+    "gains.{j}.angle_wraparound": "continuous joints are not wrapped: errors are taken as measured",
+}
+
+
+def jtc_ignored(given: list[str] | set[str], joints: list[str] | tuple[str, ...]) -> list[str]:
+    """The warnings for JTC parameters in ``given`` (the names the node was given) that this controller does not
+    honour, one per name, in a stable order."""
+    out = [f"{name}: ignored, {why}" for name, why in JTC_NOT_APPLICABLE.items() if name in given]
+    for pattern, why in JTC_JOINT_NOT_APPLICABLE.items():
+        out += [f"{pattern.format(j=j)}: ignored, {why}" for j in joints if pattern.format(j=j) in given]
+    return out
