@@ -174,6 +174,8 @@ def _description_context(args: argparse.Namespace, stack: ExitStack) -> None:
             options["xacro_args"] = xacro_args
     elif xacro_args:
         option = "--robot" if attr == "robot" else "URDF"
+        if path is None:  # a missing file is what to say, whatever its name
+            raise CliError(f"{option} {name!r}: no such file (nor a bundled robot name)")
         raise CliError(f"--xacro-arg given but {option} {name!r} is not a .xacro file")
     stack.enter_context(load_options(**options))
 

@@ -234,3 +234,46 @@ def test_relative_links_resolve(page):
         elif fragment and dest.suffix == ".md" and fragment not in _anchors(dest):
             bad.append(f"{target}: no heading #{fragment} in {dest.name}")
     assert not bad, f"{_rel(page)}: broken links:\n" + "\n".join(bad)
+
+
+# ------------------------------------------------------------------ the docs' examples on the shipped files
+def test_python_api_example_runs_as_written(monkeypatch):
+    """docs/python_api.md's first Python block, on the example files the repository ships (examples/)."""
+    text = (ROOT / "docs" / "python_api.md").read_text()
+    block = next(b for b in re.findall(r"^```python\n(.*?)^```", text, re.S | re.M) if "examples/" in b)
+    monkeypatch.chdir(ROOT)
+    scope: dict = {}
+    with contextlib.redirect_stdout(io.StringIO()) as out:
+        exec(compile(block, "docs/python_api.md", "exec"), scope)  # noqa: S102 - the documentation's own code
+    model, arm, T = scope["model"], scope["arm"], scope["T"]
+    assert model.dof == 5 and arm.dof == 3 and "finger_joint" in arm.locked_joints
+    assert T.shape == (4, 4) and np.allclose(T[3], [0, 0, 0, 1]) and "joint1" in out.getvalue()
+    np.testing.assert_allclose(scope["W"] @ model.standard_parameters.values, scope["tau"], atol=1e-10)
+    with pytest.raises(ValueError, match="a tree with no tip_link: give link="):
+        model.forward_kinematics(scope["q"])  # a tree without link=: one clear error
+
+
+DH_LINES = [line.split("#")[0].split()[1:] for line in (ROOT / "docs" / "cli.md").read_text().splitlines()
+            if line.startswith(".venv/bin/robot-dynamics dh ")]
+
+
+@pytest.mark.parametrize("argv", DH_LINES, ids=[" ".join(a) for a in DH_LINES])
+def test_cli_dh_examples_run_as_written(argv, monkeypatch, capsys):
+    from robot_dynamics.cli import main
+
+    monkeypatch.chdir(ROOT)
+    assert main(argv) == 0
+    assert "joint" in capsys.readouterr().out
+
+
+def test_cli_dh_examples_cover_the_shipped_files():
+    used = {a[1] for a in DH_LINES}
+    assert {"examples/gripper_arm.urdf", "examples/arm.urdf.xacro"} <= used
+    assert all((ROOT / f).is_file() for f in used if "/" in f)
+
+
+def test_a_missing_xacro_file_is_said_missing(capsys):
+    from robot_dynamics.cli import main
+
+    assert main(["dh", "missing.urdf.xacro", "--xacro-arg", "l1:=0.4"]) != 0
+    assert "'missing.urdf.xacro': no such file" in capsys.readouterr().err

@@ -260,6 +260,8 @@ class RobotData:
     def forward_kinematics(self, q: Any, link: str | None = None) -> np.ndarray:
         """Pose of URDF ``link`` (default the tip) in the ``base_link`` frame: (4, 4) or (N, 4, 4)."""
         link = link or self.tip_link
+        if not link:  # a whole tree has no single tip
+            raise ValueError(f"this model is a tree with no tip_link: give link=, one of {sorted(self.frames)}")
         if link not in self.frames:
             raise ValueError(f"unknown link {link!r}; known links: {sorted(self.frames)}")
         j, t = self.frames[link]
