@@ -28,7 +28,7 @@ from launch_ros.substitutions import FindPackageShare
 
 from launch import LaunchDescription
 from robot_dynamics.model.robots import load_model, read_description, robot_stem
-from robot_dynamics.model.ros2_control import PLUGINS, add_ros2_control, controllers_yaml
+from robot_dynamics.model.ros2_control import PLUGINS, add_ros2_control, controllers_yaml, namespaced_rviz_config
 from robot_dynamics.ros.node_set import NODE_ENVIRONMENT, config_dir, node_set
 
 
@@ -51,46 +51,50 @@ def _launch_setup(context, *args, **kwargs):
         urdf_path = tmp / f"{robot_stem(urdf_path)}.urdf"
         urdf_path.write_text(urdf, encoding="utf-8")
     model = load_model(str(urdf_path))
+    namespace = LaunchConfiguration("namespace").perform(context)
+    ns = "/" + namespace.strip("/") if namespace.strip("/") else ""  # every node of the robot goes there
     controllers = tmp / "ros2_controllers.yaml"
-    controllers.write_text(controllers_yaml(model.joint_names))
+    controllers.write_text(controllers_yaml(model.joint_names, namespace=ns))
     if sim == "gazebo":
         urdf = add_ros2_control(urdf, model.joint_names, PLUGINS["gazebo"], model.limits["effort"],
-                                gazebo_parameters=str(controllers))
+                                gazebo_parameters=str(controllers), namespace=ns)
     elif sim == "none" and "<ros2_control" not in urdf:
         urdf = add_ros2_control(urdf, model.joint_names, PLUGINS["mock"], model.limits["effort"])
 
     actions = [
         Node(
             package="robot_state_publisher", executable="robot_state_publisher", name="robot_state_publisher",
-            output="screen", namespace=LaunchConfiguration("namespace").perform(context),
+            output="screen", namespace=ns,
             parameters=[{"robot_description": ParameterValue(urdf, value_type=str), "use_sim_time": use_sim_time}],
         )
     ]
-    namespace = LaunchConfiguration("namespace").perform(context)
-    for spec in node_set(str(urdf_path), sim, use_sim_time, namespace=namespace):
+    for spec in node_set(str(urdf_path), sim, use_sim_time, namespace=ns):
         actions.append(Node(package=spec.package, executable=spec.executable, name=spec.name, output="screen",
                             namespace=spec.namespace, parameters=[*spec.parameter_files, spec.parameters],
                             additional_env=NODE_ENVIRONMENT))
     if sim == "none":
         actions.append(Node(package="controller_manager", executable="ros2_control_node", output="screen",
-                            parameters=[str(controllers), {"use_sim_time": use_sim_time}]))
+                            namespace=ns, parameters=[str(controllers), {"use_sim_time": use_sim_time}]))
     if sim == "gazebo":
         actions.append(IncludeLaunchDescription(
             PythonLaunchDescriptionSource(PathJoinSubstitution([FindPackageShare("ros_gz_sim"), "launch", "gz_sim.launch.py"])),
             launch_arguments={"gz_args": "-r empty.sdf"}.items(),
         ))
-        actions.append(Node(package="ros_gz_sim", executable="create", output="screen",
-                            arguments=["-topic", "/robot_description", "-name", model.name]))
+        actions.append(Node(package="ros_gz_sim", executable="create", output="screen", namespace=ns,
+                            arguments=["-topic", f"{ns}/robot_description",
+                                       "-name", model.name + ns.replace("/", "_")]))
         actions.append(Node(package="ros_gz_bridge", executable="parameter_bridge", output="screen",
                             arguments=["/clock@rosgraph_msgs/msg/Clock[gz.msgs.Clock"]))
     if sim in ("none", "gazebo"):
         for controller in ("joint_state_broadcaster", "effort_controller"):
-            actions.append(Node(package="controller_manager", executable="spawner", output="screen",
-                                arguments=[controller, "--param-file", str(controllers)]))
-    if rviz:
-        actions.append(Node(package="rviz2", executable="rviz2", output="screen",
-                            arguments=["-d", str(config_dir() / "robot_dynamics.rviz")],
-                            parameters=[{"use_sim_time": use_sim_time}]))
+            actions.append(Node(package="controller_manager", executable="spawner", output="screen", namespace=ns,
+                                arguments=[controller, "--param-file", str(controllers),
+                                           "--controller-manager", f"{ns}/controller_manager"]))
+    if rviz:  # its config's topics follow the namespace (a copy written per launch)
+        rviz_config = tmp / "robot_dynamics.rviz"
+        rviz_config.write_text(namespaced_rviz_config((config_dir() / "robot_dynamics.rviz").read_text(), ns))
+        actions.append(Node(package="rviz2", executable="rviz2", output="screen", namespace=ns,
+                            arguments=["-d", str(rviz_config)], parameters=[{"use_sim_time": use_sim_time}]))
     return actions
 
 

@@ -138,3 +138,83 @@ def test_ros2_control_block_and_controllers_yaml():
     assert data["effort_controller"]["ros__parameters"] == {"joints": model.joint_names, "interface_name": "effort"}
     with pytest.raises(ValueError, match="not in the URDF"):
         add_ros2_control(urdf, ["nope"])
+
+
+# ------------------------------------------------------------------ namespaces: every end in the robot's namespace
+# the topics each launched executable publishes (+) and subscribes (-), relative names resolved in its namespace
+# (ros2_control's conventions: the controller manager reads robot_description, the broadcaster publishes
+# joint_states, the effort controller reads effort_controller/commands; ours as the nodes declare them)
+WIRING = {
+    ("robot_state_publisher", "robot_state_publisher"): ["+robot_description", "-joint_states"],
+    ("controller_manager", "ros2_control_node"): ["-robot_description", "+joint_states", "-effort_controller/commands"],
+    ("robot_dynamics", "computed_torque_controller"): ["-joint_states", "+effort_controller/commands",
+                                                       "-robot_description"],
+    ("robot_dynamics", "mujoco_sim"): ["+joint_states", "-effort_controller/commands"],
+    ("robot_dynamics", "dynamics_server"): ["-joint_states", "-robot_description"],
+    ("robot_dynamics", "trajectory_generator"): ["+trajectory_generator/path_markers", "-robot_description"],
+}
+
+
+def _resolve(ns: str, name: str) -> str:
+    return name if name.startswith("/") else f"{ns}/{name}"
+
+
+def _graph(actions, sim: str) -> tuple[dict[str, set[str]], dict[str, set[str]]]:
+    pubs: dict[str, set[str]] = {}
+    subs: dict[str, set[str]] = {}
+    for n in _nodes(actions):
+        key = (n.kwargs["package"], n.kwargs["executable"])
+        ns = n.kwargs.get("namespace") or ""
+        ends = list(WIRING.get(key, []))
+        if key == ("ros_gz_sim", "create"):  # spawns what it reads on -topic; gz_ros2_control is the manager
+            args = n.kwargs["arguments"]
+            ends = [f"-{args[args.index('-topic') + 1]}", "+joint_states", "-effort_controller/commands"]
+        if key == ("rviz2", "rviz2"):  # what its config (written per launch) displays
+            text = Path(n.kwargs["arguments"][1]).read_text()
+            ends = ["-" + line.split()[1] for line in text.splitlines() if line.strip().startswith("Value: /")]
+        for end in ends:
+            topic = _resolve(ns, end[1:])
+            (pubs if end[0] == "+" else subs).setdefault(topic, set()).add(n.kwargs.get("name") or key[1])
+    return pubs, subs
+
+
+@pytest.mark.parametrize("namespace", ["", "/arm1"])
+@pytest.mark.parametrize("sim", ["mujoco", "mock", "none", "gazebo"])
+def test_every_topic_has_both_ends_in_the_robots_namespace(monkeypatch, tmp_path, sim, namespace):
+    config = {"sim": "none", "use_mock_hardware": "true"} if sim == "mock" else {"sim": sim}
+    _, actions = _run_launch(monkeypatch, namespace=namespace, **config)
+    nodes = _nodes(actions)
+    for n in nodes:  # every node of the robot is in its namespace (the Gazebo server and /clock bridge are global)
+        if n.kwargs["executable"] != "parameter_bridge":
+            assert (n.kwargs.get("namespace") or "") == namespace, (n.kwargs["executable"], n.kwargs.get("namespace"))
+    pubs, subs = _graph(actions, sim)
+    shown = namespace or "''"
+    print(f"\nsim:={sim} namespace:={shown}: " +
+          "; ".join(f"{t}: {sorted(pubs.get(t, ()))} -> {sorted(subs[t])}" for t in sorted(subs)))
+    for topic, readers in subs.items():
+        assert topic.startswith(namespace + "/"), topic
+        assert pubs.get(topic), f"{topic} read by {sorted(readers)} has no publisher"
+    spawners = [n for n in nodes if n.kwargs["executable"] == "spawner"]
+    for sp in spawners:
+        args = sp.kwargs["arguments"]
+        assert args[args.index("--controller-manager") + 1] == f"{namespace}/controller_manager"
+        data = yaml.safe_load(Path(args[args.index("--param-file") + 1]).read_text())
+        assert (f"{namespace}/controller_manager" if namespace else "controller_manager") in data
+    rviz = next(n for n in nodes if n.kwargs["package"] == "rviz2")
+    text = Path(rviz.kwargs["arguments"][1]).read_text()
+    topics = [line.split()[1] for line in text.splitlines() if line.strip().startswith("Value: /")]
+    assert topics and all(t.startswith(namespace + "/") for t in topics), topics
+    if sim == "gazebo":
+        rsp = next(n for n in nodes if n.kwargs["package"] == "robot_state_publisher")
+        plugin = ET.fromstring(rsp.kwargs["parameters"][0]["robot_description"]).find(
+            "gazebo/plugin[@filename='gz_ros2_control-system']")
+        assert (plugin.findtext("ros/namespace") or "") == namespace
+
+
+def test_namespaced_rviz_config_keeps_tf_global():
+    from robot_dynamics.model.ros2_control import namespaced_rviz_config
+
+    text = "a:\n  Value: /robot_description\n  Value: /tf\n  Value: /tf_static\n  Value: relative\n"
+    assert namespaced_rviz_config(text, "/arm1") == ("a:\n  Value: /arm1/robot_description\n  Value: /tf\n"
+                                                     "  Value: /tf_static\n  Value: relative\n")
+    assert namespaced_rviz_config(text, "") == text

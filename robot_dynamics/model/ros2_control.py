@@ -29,9 +29,10 @@ PLUGINS = {
 
 def add_ros2_control(
     urdf: str, joints: Sequence[str], plugin: str = PLUGINS["mock"], effort_limits: Sequence[float] | None = None,
-    name: str = "robot_dynamics_system", gazebo_parameters: str | None = None,
+    name: str = "robot_dynamics_system", gazebo_parameters: str | None = None, namespace: str = "",
 ) -> str:
-    """URDF text with a ``<ros2_control>`` block (replacing any existing one) for ``joints``."""
+    """URDF text with a ``<ros2_control>`` block (replacing any existing one) for ``joints``; with
+    ``gazebo_parameters``, gz_ros2_control's plugin (its controller manager in ``namespace``, e.g. ``/arm1``)."""
     try:
         root = ET.fromstring(urdf)
     except ET.ParseError as exc:
@@ -61,20 +62,41 @@ def add_ros2_control(
         gz = ET.SubElement(root, "gazebo")
         pl = ET.SubElement(gz, "plugin", filename="gz_ros2_control-system", name="gz_ros2_control::GazeboSimROS2ControlPlugin")
         ET.SubElement(pl, "parameters").text = gazebo_parameters
+        if namespace:
+            ET.SubElement(ET.SubElement(pl, "ros"), "namespace").text = namespace
     ET.indent(root)
     return ET.tostring(root, encoding="unicode")
 
 
-def controllers_yaml(joints: Sequence[str], update_rate: int = 1000, controller: str = "effort_controller") -> str:
-    """controller_manager parameters: joint_state_broadcaster + effort ForwardCommandController."""
+def controllers_yaml(joints: Sequence[str], update_rate: int = 1000, controller: str = "effort_controller",
+                     namespace: str = "") -> str:
+    """controller_manager parameters: joint_state_broadcaster + effort ForwardCommandController; ``namespace``
+    (e.g. ``/arm1``) prefixes the node names, as a parameter file names nodes by their full name."""
+    ns = namespace.rstrip("/")
     data = {
-        "controller_manager": {
+        f"{ns}/controller_manager" if ns else "controller_manager": {
             "ros__parameters": {
                 "update_rate": int(update_rate),
                 "joint_state_broadcaster": {"type": "joint_state_broadcaster/JointStateBroadcaster"},
                 controller: {"type": "forward_command_controller/ForwardCommandController"},
             }
         },
-        controller: {"ros__parameters": {"joints": list(joints), "interface_name": "effort"}},
+        f"{ns}/{controller}" if ns else controller: {"ros__parameters": {"joints": list(joints),
+                                                                         "interface_name": "effort"}},
     }
     return yaml.safe_dump(data, sort_keys=False)
+
+
+def namespaced_rviz_config(text: str, namespace: str) -> str:
+    """An rviz config whose absolute topics (``Value: /...``) move into ``namespace`` (e.g. ``/arm1``); ``/tf``
+    and ``/tf_static`` stay global (robot_state_publisher publishes them there)."""
+    ns = namespace.rstrip("/")
+    if not ns:
+        return text
+    out = []
+    for line in text.splitlines(keepends=True):
+        stripped = line.strip()
+        if stripped.startswith("Value: /") and stripped.split()[1] not in ("/tf", "/tf_static"):
+            line = line.replace("Value: /", f"Value: {ns}/", 1)
+        out.append(line)
+    return "".join(out)
