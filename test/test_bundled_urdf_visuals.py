@@ -65,15 +65,24 @@ def test_every_link_but_world_has_visual_and_collision(key: str) -> None:
 
 
 @pytest.mark.parametrize("key", KEYS)
-def test_world_link_is_fixed_to_base_link_and_root_is_unchanged(key: str) -> None:
+def test_world_is_the_root_fixed_to_base_link_and_the_model_base_is_unchanged(key: str) -> None:
+    """Gazebo's convention: ``world`` the URDF root, its only joint a fixed identity to ``base_link`` (which has a
+    physical inertial); the model's base is still ``base_link``."""
     root = _root(key)
     (joint,) = [j for j in root.findall("joint") if j.get("name") == "world_joint"]
     assert joint.get("type") == "fixed"
-    assert {joint.find("parent").get("link"), joint.find("child").get("link")} == {"base_link", "world"}
+    assert (joint.find("parent").get("link"), joint.find("child").get("link")) == ("world", "base_link")
     origin = joint.find("origin")
     assert [float(x) for x in origin.get("xyz").split() + origin.get("rpy").split()] == [0.0] * 6
     children = {j.find("child").get("link") for j in root.findall("joint")}
-    assert [lk.get("name") for lk in root.findall("link") if lk.get("name") not in children] == ["base_link"]
+    assert [lk.get("name") for lk in root.findall("link") if lk.get("name") not in children] == ["world"]
+    base = next(lk for lk in root.findall("link") if lk.get("name") == "base_link")
+    m = float(base.find("inertial/mass").get("value"))
+    i = base.find("inertial/inertia")
+    ixx, iyy, izz = (float(i.get(k)) for k in ("ixx", "iyy", "izz"))
+    assert m >= 1.0 and min(ixx, iyy, izz) > 0 and ixx + iyy >= izz and iyy + izz >= ixx  # physical
+    model = RobotModel.from_urdf(str(URDF_DIR / f"{key}.urdf"))
+    assert model.base_link == "base_link" and model.base_transform[3, 3] == 1.0
 
 
 @pytest.mark.parametrize("key", KEYS)
@@ -124,12 +133,10 @@ def test_geometry_and_world_link_do_not_change_the_model(key: str, tmp_path: Pat
         np.testing.assert_array_equal(getattr(new, k), getattr(old, k), err_msg=k)
     for k, v in old.limits.items():
         np.testing.assert_array_equal(new.limits[k], v, err_msg=k)
-    assert set(new.frames) == set(old.frames) | {"world"}
+    assert set(new.frames) == set(old.frames)  # world is the URDF root above the base: not a frame of the model
     for k, (j, t) in old.frames.items():
         assert new.frames[k][0] == j
         np.testing.assert_array_equal(new.frames[k][1], t)
-    assert new.frames["world"][0] == 0
-    np.testing.assert_array_equal(new.forward_kinematics(np.zeros(new.dof), "world"), np.eye(4))
     rng = np.random.default_rng(5)
     q, qd, qdd = (rng.uniform(-1, 1, (10, new.dof)) for _ in range(3))
     np.testing.assert_array_equal(new.inverse_dynamics(q, qd, qdd), old.inverse_dynamics(q, qd, qdd))

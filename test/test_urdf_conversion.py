@@ -70,7 +70,11 @@ def test_example_robots_fk_equals_pinocchio(robot: str, tip: str | None) -> None
 def test_ur5_default_tip_and_names() -> None:
     model = RobotModel.from_urdf(str(example_urdf("ur5")))
     assert model.tip_link == "wrist_3_link"
-    assert model.base_link == "world"
+    # its URDF root is Gazebo's massless ``world``, fixed to base_link by an identity joint: skipped, the base keeps
+    # the robot's own name; named explicitly, world is the base (the same model)
+    assert model.base_link == "base_link"
+    at_world = RobotModel.from_urdf(str(example_urdf("ur5")), base_link="world")
+    assert at_world.base_link == "world" and at_world.table() == model.table()
     assert model.joint_names == [
         "shoulder_pan_joint", "shoulder_lift_joint", "elbow_joint", "wrist_1_joint", "wrist_2_joint", "wrist_3_joint"
     ]
@@ -445,3 +449,26 @@ def test_export_of_unlimited_efforts_and_velocities_loads_in_urdfdom():
     back = RobotModel.from_urdf(text)
     assert back.joints[0].effort == 5.0 and math.isinf(back.joints[0].velocity)
     assert math.isinf(back.joints[1].effort) and back.joints[1].velocity == 2.0
+
+
+def test_default_base_skips_only_a_massless_world_fixed_by_identity() -> None:
+    """default_base: a ``world`` root (no inertial) whose one joint is fixed with an identity origin is skipped; an
+    offset of 1e-9 m, a mass on world, a second child, or another root name keep the URDF root as the base."""
+    arm = ('<link name="base_link"><inertial><mass value="1"/><inertia ixx="1" ixy="0" ixz="0" iyy="1" iyz="0" '
+           'izz="1"/></inertial></link><link name="l1"><inertial><mass value="1"/><inertia ixx="1" ixy="0" ixz="0" '
+           'iyy="1" iyz="0" izz="1"/></inertial></link><joint name="j1" type="revolute"><parent link="base_link"/>'
+           '<child link="l1"/><axis xyz="0 0 1"/><limit lower="-1" upper="1" effort="1" velocity="1"/></joint>')
+
+    def base(root: str = "world", xyz: str = "0 0 0", world: str = "", extra: str = "") -> str:
+        text = (f'<robot name="r"><link name="{root}">{world}</link>{arm}<joint name="fix" type="fixed">'
+                f'<parent link="{root}"/><child link="base_link"/><origin xyz="{xyz}" rpy="0 0 0"/></joint>{extra}'
+                '</robot>')
+        return RobotModel.from_urdf(text).base_link
+
+    assert base() == "base_link"
+    assert base(xyz="0 0 1e-9") == "world"
+    assert base(world='<inertial><mass value="1"/><inertia ixx="1" ixy="0" ixz="0" iyy="1" iyz="0" izz="1"/>'
+                      '</inertial>') == "world"
+    assert base(extra='<link name="cam"/><joint name="c" type="fixed"><parent link="world"/><child link="cam"/>'
+                      '</joint>') == "world"
+    assert base(root="ground") == "ground"

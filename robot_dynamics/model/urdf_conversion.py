@@ -100,7 +100,7 @@ from .urdf_parsing import _xacro_content as _xacro_content
 from .urdf_parsing import parse_urdf
 from .urdf_tree import KNOWN_TYPES as KNOWN_TYPES
 from .urdf_tree import MOVING_TYPES as MOVING_TYPES
-from .urdf_tree import URDFInertial, URDFJoint, URDFTree, chain_joints, joint_motion
+from .urdf_tree import URDFInertial, URDFJoint, URDFTree, chain_joints, default_base, joint_motion
 from .urdf_tree import _default_tip_eff as _default_tip_eff
 from .urdf_tree import _lock_value as _lock_value
 from .urdf_tree import _preorder as _preorder
@@ -163,7 +163,7 @@ def model_arguments(
     allow_inconsistent_inertia: bool = False,
 ) -> dict[str, Any]:
     """:func:`urdf_model_arguments` on a parsed :class:`URDFTree`."""
-    base = base_link or tree.root
+    base = base_link or default_base(tree)
     if base not in tree.links:
         raise ValueError(f"unknown base link {base!r}; links: {sorted(tree.links)}")
     if tip_link is not None and tip_link not in tree.links:

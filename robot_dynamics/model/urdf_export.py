@@ -26,10 +26,13 @@ inertia-free link the mass of its shapes and collide the shapes): a ``<mujoco>``
 (``MUJOCO_URDF_OPTIONS``, ignored by urdfdom) sets ``inertiafromgeom="false"`` and disables contacts.
 (The package's own plant, :mod:`robot_dynamics.sim.simulator`, is built from the MDH model, not from
 the URDF, and has no geoms at all.)
-``world_link=True`` adds a ``world`` link hung on ``base_link`` by the fixed identity joint
-``world_joint``.  It is the child, not the parent, so that the URDF root, and with it the base that
-``RobotModel.from_urdf`` picks by default (its frame naming and R0), is still ``base_link``; with an
-identity origin the TF world <-> base_link is the same either way, so RViz can use Fixed Frame ``world``.
+``world_link=True`` adds a ``world`` link, the URDF root, fixed to ``base_link`` by the identity joint
+``world_joint`` (Gazebo's convention: libsdformat fixes the model to the world through it; a ``world`` hung
+below ``base_link`` is dropped and the arm falls), and gives ``base_link`` a physical ``<inertial>`` (a solid
+cylinder under the first joint, the mass of the moving links): libsdformat drops a massless root and the whole tree
+with it.  ``RobotModel.from_urdf`` skips such a ``world`` root (``urdf_tree.default_base``), so its base is still
+``base_link``, its frame naming and R0 unchanged; the base's inertia never enters a fixed-base model.  RViz can use
+Fixed Frame ``world``.
 """
 
 from __future__ import annotations
@@ -105,6 +108,24 @@ def _inertial_xml(p: np.ndarray, indent: str, what: str) -> str:
         f'{i2}<mass value="{_num(m)}"/>\n'
         f'{i2}<inertia ixx="{_num(i_c[0, 0], True)}" ixy="{_num(i_c[0, 1], True)}" ixz="{_num(i_c[0, 2], True)}" '
         f'iyy="{_num(i_c[1, 1], True)}" iyz="{_num(i_c[1, 2], True)}" izz="{_num(i_c[2, 2], True)}"/>\n'
+        f"{indent}</inertial>\n"
+    )
+
+
+def _base_inertial_xml(model: RobotData, indent: str) -> str:
+    """A physical inertial for the fixed base: a solid cylinder (radius and height a tenth of the robot's size)
+    standing on the base frame, with the mass of the moving links (at least 1 kg)."""
+    size = max(robot_size(model), 0.1)
+    r = h = 0.1 * size
+    m = max(float(np.sum(model.inertial[:, 9])), 1.0)
+    ixx = m * (3 * r * r + h * h) / 12.0
+    izz = m * r * r / 2.0
+    i2 = indent + "  "
+    return (
+        f"{indent}<inertial>\n"
+        f'{i2}<origin xyz="0 0 {_num(h / 2, True)}" rpy="0 0 0"/>\n'
+        f'{i2}<mass value="{_num(m)}"/>\n'
+        f'{i2}<inertia ixx="{_num(ixx, True)}" ixy="0" ixz="0" iyy="{_num(ixx, True)}" iyz="0" izz="{_num(izz, True)}"/>\n'
         f"{indent}</inertial>\n"
     )
 
@@ -242,6 +263,8 @@ def model_to_urdf(
         body = ""
         if include_inertial and link in inertial_of and np.any(inertial_of[link] != 0):
             body = _inertial_xml(inertial_of[link], "    ", f"link {link!r}")
+        elif add_world and link == frame_link[0]:  # a base Gazebo keeps (module docstring)
+            body = _base_inertial_xml(model, "    ")
         body += _shapes_xml(shapes.get(link, []), "    ")
         out.append(f"  <link name={quoteattr(link)}>\n{body}  </link>\n" if body else f"  <link name={quoteattr(link)}/>\n")
     if add_world:
@@ -284,10 +307,10 @@ def model_to_urdf(
             f"    <parent link={quoteattr(frame_link[j])}/>\n    <child link={quoteattr(link)}/>\n"
             f"{_origin(tt, '    ')}  </joint>\n"
         )
-    if add_world:  # child of the base: the URDF root (the default base of from_urdf) stays the base link
+    if add_world:  # the root, fixed to the base (module docstring)
         out.append(
-            f"  <joint name=\"world_joint\" type=\"fixed\">\n    <parent link={quoteattr(frame_link[0])}/>\n"
-            f"    <child link={quoteattr(WORLD_LINK)}/>\n{_origin(np.eye(4), '    ')}  </joint>\n"
+            f"  <joint name=\"world_joint\" type=\"fixed\">\n    <parent link={quoteattr(WORLD_LINK)}/>\n"
+            f"    <child link={quoteattr(frame_link[0])}/>\n{_origin(np.eye(4), '    ')}  </joint>\n"
         )
     out.append("</robot>\n")
     return "".join(out)

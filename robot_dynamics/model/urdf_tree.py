@@ -54,6 +54,23 @@ class URDFTree:
     root: str = ""
 
 
+WORLD = "world"  # Gazebo's convention: the root link a robot is fixed to
+
+
+def default_base(tree: URDFTree) -> str:
+    """The base a model takes when none is named: the URDF root; but a massless ``world`` root fixed to a single
+    link by an identity joint (how a Gazebo URDF fixes the robot) is skipped, so that the model's base frame keeps
+    the robot's own name (``base_link``) and everything in that frame is unchanged.  A ``world`` fixed with an
+    offset stays the base (the offset is part of the model)."""
+    root = tree.root
+    below = tree.children.get(root, [])
+    if root == WORLD and tree.links.get(root) is None and len(below) == 1:
+        jt = tree.joints[below[0]]
+        if jt.type == "fixed" and np.allclose(jt.origin, np.eye(4), rtol=0.0, atol=1e-12):
+            return jt.child
+    return root
+
+
 # ------------------------------------------------------------------ chain
 def chain_joints(tree: URDFTree, base: str, tip: str) -> list[URDFJoint]:
     """URDF joints from ``base`` down to ``tip`` (fixed ones included), base first."""
