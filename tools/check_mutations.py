@@ -130,6 +130,23 @@ MUTATIONS = (
              "(stale or wall - self.state_wall > self.blind_age)", "stale", CORE_TESTS),
     Mutation("a goal never succeeds", GOAL, "if not ((ep > tol.goal_position).any() or (ev > tol.goal_velocity).any()):",
              "if False:", CORE_TESTS),
+    Mutation("a blind cycle reports a reference outside the limits", CORE,
+             "return Cycle(tau, ctx.envelope.hold_target(self.q), self.zero, self.zero)",
+             "return Cycle(tau, self.q, self.zero, self.zero)", CORE_TESTS),
+    Mutation("a preempted goal reported as JTC does not", CORE,
+             'self.end_goal(CANCELED, INVALID_GOAL, preempted(\n                "a new "',
+             'self.end_goal(ABORTED, SUCCESSFUL, preempted(\n                "a new "',
+             CORE_TESTS),
+    Mutation("a trajectory ending in motion accepted", "robot_dynamics/ros/validation.py",
+             "moving = np.flatnonzero(last > END_VELOCITY_ZERO)", "moving = np.flatnonzero(last > np.inf)",
+             ("test/test_goal_tolerances.py",)),
+    # answers wait for discovery; a refused huge request leaves no memory behind
+    Mutation("an answer the client cannot receive yet is dropped", "robot_dynamics/ros/late_answer.py",
+             "if ret in RETRIED:\n        def run", "if False:\n        def run",
+             ("test/test_late_answer.py", "test/test_gil_free_take.py")),
+    Mutation("nodes start with several malloc arenas", "robot_dynamics/ros/node_set.py",
+             'NODE_ENVIRONMENT: dict[str, str] = {"MALLOC_ARENA_MAX": "1"}', "NODE_ENVIRONMENT: dict[str, str] = {}",
+             ("test/test_node_environment.py",)),
 )
 
 
