@@ -114,8 +114,9 @@ def test_malformed_and_hostile_joint_states(stack):
 def test_trajectory_whose_path_leaves_the_limits_is_refused(stack):
     q = stack.q()
     before = stack.statistics()["refused"].get("path_limits", 0)
-    fast = JointTrajectory(joint_names=NAMES, points=[
-        JointTrajectoryPoint(positions=q.tolist(), velocities=[1e6] * 6, time_from_start=Duration(sec=1))])
+    fast = JointTrajectory(joint_names=NAMES, points=[  # at rest at its end (JTC's check of the last point passes)
+        JointTrajectoryPoint(positions=q.tolist(), velocities=[1e6] * 6, time_from_start=Duration(nanosec=500_000_000)),
+        JointTrajectoryPoint(positions=q.tolist(), velocities=[0.0] * 6, time_from_start=Duration(sec=1))])
     quintic = JointTrajectory(joint_names=NAMES, points=[
         JointTrajectoryPoint(positions=q.tolist(), velocities=[0.0] * 6, accelerations=[0.0] * 6),
         JointTrajectoryPoint(positions=(q + 0.01).tolist(), velocities=[0.0] * 6, accelerations=[1e9] * 6,
