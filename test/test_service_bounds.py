@@ -346,3 +346,22 @@ def test_inertial_report_does_not_block_other_requests(server, client, model):
     assert answers["samples"] and answers["busy"], "the report ended before any request could be made meanwhile"
     print(f"\n~/inertial_characteristics, {MAX_REPORT_SAMPLES} samples: {elapsed:.1f} s; meanwhile: "
           + "; ".join(f"{k} {figures(v)}" for k, v in answers.items()))
+
+
+def test_a_flood_of_refusals_starts_one_trim_thread():
+    """trim_for: the first call starts the thread, calls while it runs only extend it (a flood of refused messages
+    must not start a thread per message); once it has ended, the next call starts one again."""
+    import threading as th
+
+    from robot_dynamics.ros import request_gate as rg
+
+    deadline = time.monotonic() + 30
+    while rg._trim_until and time.monotonic() < deadline:  # a trim of an earlier test still running
+        time.sleep(0.01)
+    assert rg.trim_for(0.2, 0.01) is True
+    assert [rg.trim_for(0.2, 0.01) for _ in range(1000)] == [False] * 1000
+    assert sum(t.name == "trim_heap" for t in th.enumerate()) == 1
+    while rg._trim_until and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert rg._trim_until == 0.0, "the trim thread never ended"
+    assert rg.trim_for(0.05, 0.01) is True

@@ -114,20 +114,15 @@ def _inertial_xml(p: np.ndarray, indent: str, what: str) -> str:
 
 def _base_inertial_xml(model: RobotData, indent: str) -> str:
     """A physical inertial for the fixed base: a solid cylinder (radius and height a tenth of the robot's size)
-    standing on the base frame, with the mass of the moving links (at least 1 kg)."""
+    standing on the base frame, with the mass of the moving links (at least 1 kg); written as the links' are, from
+    its standard parameters about the frame (XX..ZZ, MX..MZ, M)."""
     size = max(robot_size(model), 0.1)
     r = h = 0.1 * size
     m = max(float(np.sum(model.inertial[:, 9])), 1.0)
-    ixx = m * (3 * r * r + h * h) / 12.0
-    izz = m * r * r / 2.0
-    i2 = indent + "  "
-    return (
-        f"{indent}<inertial>\n"
-        f'{i2}<origin xyz="0 0 {_num(h / 2, True)}" rpy="0 0 0"/>\n'
-        f'{i2}<mass value="{_num(m)}"/>\n'
-        f'{i2}<inertia ixx="{_num(ixx, True)}" ixy="0" ixz="0" iyy="{_num(ixx, True)}" iyz="0" izz="{_num(izz, True)}"/>\n'
-        f"{indent}</inertial>\n"
-    )
+    ixx, izz = m * (3 * r * r + h * h) / 12.0, m * r * r / 2.0  # about the centre of mass (0, 0, h/2)
+    c = h / 2.0
+    p = np.array([ixx + m * c * c, 0.0, 0.0, ixx + m * c * c, 0.0, izz, 0.0, 0.0, m * c, m])  # parallel axes
+    return _inertial_xml(p, indent, "the base")
 
 
 class _Shape(NamedTuple):

@@ -223,16 +223,33 @@ def reader_memory_profile(environ: dict[str, str] | Any = os.environ) -> str | N
     return path
 
 
-def trim_for(seconds: float = 2.0, period: float = 0.25) -> None:
+_TRIM_LOCK = threading.Lock()
+_trim_until = 0.0  # steady time the running trim thread stops at (0: none running)
+
+
+def trim_for(seconds: float = 2.0, period: float = 0.25) -> bool:
     """Trim the heap every ``period`` for ``seconds`` in a daemon thread (after a refused huge request: the DDS
-    layer frees the sample's buffers shortly after the take)."""
+    layer frees the sample's buffers shortly after the take).  One thread at most: a call while it runs extends
+    its end (a flood of refused messages starts no thread per message).  True when a thread was started."""
+    global _trim_until
+    with _TRIM_LOCK:
+        running = _trim_until > 0.0
+        _trim_until = max(_trim_until, time.monotonic() + seconds)
+        if running:
+            return False
+
     def run() -> None:
-        end = time.monotonic() + seconds
-        while time.monotonic() < end:
+        global _trim_until
+        while True:
             trim_heap()
             time.sleep(period)
+            with _TRIM_LOCK:
+                if time.monotonic() >= _trim_until:
+                    _trim_until = 0.0
+                    return
 
     threading.Thread(target=run, name="trim_heap", daemon=True).start()
+    return True
 
 
 __all__ = ["GoalOfTrajectory", "JointTrajectoryHead", "NamesAndPoints", "Oversize", "RequestGate", "TrajectoryFirst",
