@@ -57,10 +57,8 @@ $(STAMPS)/control_msgs: $(CONTROL_MSGS_FILES) $(STAMPS)/requirements
 	$(VPY) -c "import control_msgs.action, control_msgs.msg"
 	@touch $@
 
-$(STAMPS)/package: setup.py setup.cfg package.xml $(STAMPS)/interfaces $(STAMPS)/control_msgs
+$(STAMPS)/package: pyproject.toml $(STAMPS)/interfaces $(STAMPS)/control_msgs
 	$(VPY) -m pip install -q --no-deps --no-build-isolation -e .
-	@# ament_python puts the executables in lib/robot_dynamics (for ros2 run); link them onto the venv's PATH
-	for exe in $(VENV)/lib/robot_dynamics/*; do ln -sf "$$exe" $(VENV)/bin/; done
 	$(VPY) -c "import rclpy, robot_dynamics, robot_dynamics_interfaces.srv"
 	@touch $@
 

@@ -22,6 +22,8 @@ STIFFNESS = [910.0, 79.0]  # N m/rad: sqrt(k / I_a) = 2 pi 10.7 and 2 pi 10 rad/
 MOTOR = [0.2, 0.02]  # kg m^2, joint side
 MOVE = np.array([0.4, -0.5])
 T = 2.0
+OBSERVER_DEPTH = 10000  # > the states of the whole run (1 s hold + 1 s lead + 3 s window at 2 ms)
+MAX_GAP = 0.02  # s of sim time between two observed states: a peak of the error cannot hide in a gap
 
 
 def _reference(t: np.ndarray, q0: np.ndarray, q1: np.ndarray) -> np.ndarray:
@@ -39,12 +41,14 @@ def _run(tmp_path, law: str, ns: str) -> dict:
     states: list[tuple[float, np.ndarray]] = []
     motors: list[tuple[float, np.ndarray]] = []
     commands: list[np.ndarray] = []
+    # deep reader histories: in lockstep the sim publishes as fast as the controller answers, and a starved test
+    # process taking them with spin_once lost up to 3/4 of them from a 100-deep history (404 of 1501 states)
     node.create_subscription(JointState, f"{ns}/joint_states", lambda m: states.append(
-        (m.header.stamp.sec + 1e-9 * m.header.stamp.nanosec, np.array(m.position))), 100)
+        (m.header.stamp.sec + 1e-9 * m.header.stamp.nanosec, np.array(m.position))), OBSERVER_DEPTH)
     node.create_subscription(JointState, f"{ns}/mujoco_sim/motor_states", lambda m: motors.append(
-        (m.header.stamp.sec + 1e-9 * m.header.stamp.nanosec, np.array(m.position))), 100)
+        (m.header.stamp.sec + 1e-9 * m.header.stamp.nanosec, np.array(m.position))), OBSERVER_DEPTH)
     node.create_subscription(Float64MultiArray, f"{ns}/effort_controller/commands",
-                             lambda m: commands.append(np.array(m.data)), 100)
+                             lambda m: commands.append(np.array(m.data)), OBSERVER_DEPTH)
     # lockstep (the sim advances one control period per answering command, the controller cycles per state): what
     # the law does, whatever the host's load (in real time a starved loop left the elastic arm on one command for
     # 19-73 periods per move on a loaded host, and the tracking error then measured the host)
@@ -84,8 +88,9 @@ def _run(tmp_path, law: str, ns: str) -> dict:
     err = np.abs(q[sel] - _reference(t[sel] - t0, q0, q0 + MOVE))
     theta = dict(motors)
     defl = [np.abs(theta[tk] - qk).max() for tk, qk in zip(t[sel], q[sel], strict=True) if tk in theta]
+    gap = float(np.diff(np.concatenate([[t0], t[sel], [t0 + T + 1.0]])).max())
     return {**out, "max": float(err.max()), "rms": float(np.sqrt(np.mean(err**2))), "final": float(err[-1].max()),
-            "deflection": max(defl) if defl else float("nan"), "samples": int(sel.sum())}
+            "deflection": max(defl) if defl else float("nan"), "samples": int(sel.sum()), "gap": gap}
 
 
 @pytest.fixture(scope="module")
@@ -103,7 +108,10 @@ def test_elastic_law_tracks_the_elastic_arm(ros, tmp_path):
           f"\n  law elastic: holding 1 s, drift {elastic['hold_drift']:.3g} rad; 2 s quintic of {MOVE.tolist()} rad: "
           f"max {elastic['max']:.3g} rad, rms {elastic['rms']:.3g}, final {elastic['final']:.3g}, largest spring "
           f"deflection {elastic['deflection']:.3g} rad ({elastic['samples']} states)")
-    assert elastic["samples"] > 500 and elastic["deflection"] > 1e-3  # the springs do deflect
+    # a precondition of the test's own observer, not of the arm: every part of the move seen
+    assert elastic["gap"] <= MAX_GAP, (f"the test's observer was starved: {elastic['samples']} states with a gap of "
+                                       f"{elastic['gap']:.3f} s of sim time (the arm is not judged on that)")
+    assert elastic["deflection"] > 1e-3  # the springs do deflect
     assert elastic["max"] < 0.02 and elastic["final"] < 2e-3 and elastic["hold_drift"] < 1e-3, elastic
 
 
