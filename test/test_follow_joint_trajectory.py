@@ -211,6 +211,11 @@ def test_goal_with_tolerances_succeeds_with_feedback(arm):
     assert np.abs(first - q0).max() < np.abs(A - q0).max() / 2 < np.abs(last - q0).max()
     indices = [fb.index for fb in msgs]
     assert indices == sorted(indices) and 0 <= indices[0] < indices[-1] <= 40
+    # on the controller's clock (sim time here): stamps increase, one feedback at most per 1/25 s of it
+    stamps = np.array([fb.header.stamp.sec + 1e-9 * fb.header.stamp.nanosec for fb in msgs])
+    assert (np.diff(stamps) > 0).all(), stamps
+    slots = np.floor((stamps - stamps[0]) * 25.0 + 1e-6)
+    assert (np.diff(slots) >= 1).all(), stamps
 
 
 def test_controller_state_is_jtc_state(arm):

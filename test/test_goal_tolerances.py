@@ -281,3 +281,41 @@ def test_jtc_parameters_this_controller_ignores_are_named_with_why():
                    f"cmd_timeout: ignored, {JTC_NOT_APPLICABLE['cmd_timeout']}",
                    "gains.a.angle_wraparound: ignored, continuous joints are not wrapped: errors are taken as measured"]
     assert jtc_ignored({"omega", "gains.a.p"}, ["a"]) == []  # ours, honoured: nothing said
+
+
+def test_feedback_pacer_on_the_controllers_clock() -> None:
+    """Feedback every period of control time: not before the due time (just inside: 1 ns early), at it (just
+    outside), never twice for one stamp, nothing while the clock is paused, a grid without drift, a restart after
+    a gap or a backward jump."""
+    from robot_dynamics.ros.controller.goal import FeedbackPacer
+
+    p = FeedbackPacer(0.05)
+    assert p.due(10.0)  # the first one
+    assert not p.due(10.0)  # the same cycle polled again (a paused simulation)
+    assert not p.due(10.05 - 1e-9)
+    assert p.due(10.05)
+    assert not p.due(10.05)
+    # polled late (10.12 for the 10.10 due time): published, and the next due time stays on the grid (10.15)
+    assert p.due(10.12)
+    assert not p.due(10.15 - 1e-9) and p.due(10.15)
+    # a gap of several periods: one feedback, then a grid from there (no burst catching up)
+    assert p.due(11.0) and not p.due(11.04) and p.due(11.05)
+    # the clock jumped back (a restarted simulation): feedback at once, grid from the new stamp
+    assert p.due(2.0) and not p.due(2.03) and p.due(2.05)
+    with pytest.raises(ValueError, match="period must be > 0"):
+        FeedbackPacer(0.0)
+
+
+def test_feedback_pacer_rate_follows_the_controllers_clock() -> None:
+    """Polled on the wall at 4 per period while the controller's clock runs at 0.5x, 1x and 3x the wall: feedback at
+    the rate of the controller's clock (within two) up to the poll rate."""
+    from robot_dynamics.ros.controller.goal import FeedbackPacer
+
+    period = 0.05
+    for speed, expected in ((0.5, 100), (1.0, 200), (3.0, 600), (5.0, 800)):
+        p = FeedbackPacer(period)
+        wall = np.arange(0.0, 10.0, period / 4)  # 10 s of wall time, polls every period / 4
+        control = np.floor(wall * speed / 0.002) * 0.002  # the stamp of the last 2 ms control cycle
+        published = sum(p.due(float(t)) for t in control)
+        # 20 Hz of control time: 0.5x -> 5 s -> 100, 1x -> 200, 3x -> 600; 5x: capped by the 800 polls
+        assert abs(published - expected) <= 2, (speed, published)

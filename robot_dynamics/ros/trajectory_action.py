@@ -18,8 +18,10 @@ with the semantics of ros2_controllers' joint_trajectory_controller (JTC), so Mo
   with ``GOAL_TOLERANCE_VIOLATED`` ``goal_time_tolerance`` after the end (0: waits, as JTC); the arm holds the
   last point either way.  Acceleration tolerances > 0 are accepted and never violated, as JTC's without an
   acceleration state interface (``/joint_states`` has no acceleration); the log and the result say so.
-* **Feedback** at ``action_monitor_rate``: desired, actual and error (positions, velocities; the controller's
-  joint order), and ``index``, the trajectory point the reference has passed.
+* **Feedback** at ``action_monitor_rate`` on the controller's clock (as JTC, whose ``update()`` sets it with the
+  controller's time): stamped with the control cycle it shows, every 1/rate s of control time (sim time with a
+  simulator: none while the simulation is paused); desired, actual and error (positions, velocities; the
+  controller's joint order), and ``index``, the trajectory point the reference has passed.
 * **Cancel**: the arm holds where it is (status CANCELED).  **Preemption**: a new goal (or a trajectory on the
   topic) replaces the running one at a cycle boundary, the reference continuing from the arm; the old goal ends
   as JTC's: CANCELED, ``INVALID_GOAL``, "Current goal cancelled due to new incoming action." (and what took over).  Time jumps, stale states, a new
@@ -50,6 +52,7 @@ from .controller.goal import (  # noqa: F401 - re-exported: the names the contro
     CANCELED,
     ERASE,
     ERASE_TOLERANCE,
+    FeedbackPacer,
     GOAL_TOLERANCE_VIOLATED,
     INVALID_GOAL,
     INVALID_JOINTS,
@@ -69,6 +72,9 @@ from .gil_free_goal import GilFreeGoalTake
 from .request_gate import GoalOfTrajectory, Oversize, RequestGate
 from .runtime import own_participant
 
+# the action thread looks at the controller's clock this many times per feedback period of wall time: feedback is
+# published at most 1/4 period after it is due on the controller's clock
+POLLS_PER_FEEDBACK = 4
 UNKNOWN_GOAL = ("no such goal on this controller (unknown or expired goal ID; the controller may have restarted "
                 "since it was sent): its outcome is unknown")
 
@@ -207,13 +213,15 @@ class FollowJointTrajectoryServer:
         try:
             ctl.submit_goal(run)
             cancel_sent = False
-            while not run.done.wait(self.period):
+            pacer = FeedbackPacer(self.period)
+            while not run.done.wait(self.period / POLLS_PER_FEEDBACK):
                 if handle.is_cancel_requested and not cancel_sent:
                     cancel_sent = True
                     ctl.cancel_goal(run)
                     continue
                 feedback = ctl.goal_feedback(run)
-                if feedback is not None and handle.is_active:
+                if feedback is not None and handle.is_active and pacer.due(
+                        feedback.header.stamp.sec + 1e-9 * feedback.header.stamp.nanosec):
                     handle.publish_feedback(feedback)
         finally:
             with self._lock:

@@ -185,3 +185,28 @@ class GoalRun:
                 f"s): {names[j]} position error {ep[j]:.4g} (tolerance {tol.goal_position[j]:.4g}), velocity "
                 f"{ev[j]:.4g} (tolerance {tol.goal_velocity[j]:.4g})")
         return None
+
+
+class FeedbackPacer:
+    """When a goal's feedback is due, on the controller's clock (JTC sets its feedback in ``update()`` with the
+    controller's time): every ``period`` seconds of control time, whatever the wall clock does.  The action thread
+    polls faster than ``period`` of wall time and publishes when ``due(stamp)`` says so; a paused clock (a stopped
+    simulation) publishes nothing new, a clock running faster than the wall is sampled at the poll rate.  The due
+    times are a grid (``first + k period``), so the mean rate is exact; after a gap or a backward jump the grid
+    restarts from the new stamp instead of catching up in a burst."""
+
+    def __init__(self, period: float) -> None:
+        if not period > 0:
+            raise ValueError(f"feedback period must be > 0, got {period!r}")
+        self.period = round(period * 1e9)  # integer nanoseconds, as the stamps: an exact grid
+        self.next: int | None = None
+
+    def due(self, stamp: float) -> bool:
+        """True when feedback stamped ``stamp`` (control time, s) is to be published; advances the grid then."""
+        t, nxt, period = round(stamp * 1e9), self.next, self.period
+        if nxt is not None and nxt - period <= t < nxt:
+            return False
+        # first feedback, at or past the due time, or before the last one (the clock went back)
+        in_grid = nxt is not None and nxt <= t < nxt + period
+        self.next = nxt + period if in_grid else t + period
+        return True
