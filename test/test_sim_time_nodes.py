@@ -1,14 +1,15 @@
-"""``dynamics_server`` under ``use_sim_time``: /clock is polled by a thread of its own (:func:`robot_dynamics.ros.runtime.poll_sim_time`), not dispatched by their
-executor message by message (the identifier and the trajectory generator, which run action clients, keep
-rclpy's time source: with the polled clock one identification's goal response never reached the identifier).  Beside the MuJoCo arm's 500 Hz /clock the two idle servers took ~50 % of a core each
-(``top``), the drive then ran 5-22 periods on one command several times per move (its commands were late, the
-controller's loop was on time); polled: ~7 % each and no such run (what the drive got is asserted in
-``test_identify_swap.py``; CPU shares are not asserted).
+"""Nodes that serve requests under ``use_sim_time`` (``dynamics_server``, ``urdf_to_dh``, ``trajectory_generator``,
+``identifier``): /clock is polled by a thread of their own (:func:`robot_dynamics.ros.runtime.poll_sim_time`), not
+dispatched by their executor message by message.  Beside the MuJoCo arm's 500 Hz /clock each idle node took ~40 %
+of a core (the bring-up's four: 1.4 cores of 2), and the drive then ran 5-22 periods on one command several times
+per move; polled: 3-6 % each (``/proc/<pid>/stat`` over 10 s of ``robot-dynamics bringup --sim mujoco``; CPU
+shares are not asserted).  The trajectory generator also takes ``joint_states`` in batches
+(:class:`robot_dynamics.ros.runtime.PolledSubscription`).
 
-Asserted here, on a real node process and a /clock published by this test: the node answers under sim time, the
-/clock subscriber is its hidden clock node and not the node itself (the trajectory generator beside it, with
-rclpy's time source, subscribes itself and stamps its markers with the sim time), and ``use_sim_time`` cannot be
-switched off at run time on the dynamics server (refused with the reason; a restart is needed)."""
+Asserted here, on real node processes and a /clock published by this test: the nodes answer under sim time, the
+/clock subscriber is each node's hidden clock node and never the node itself, the generator stamps its markers with
+the sim time, and ``use_sim_time`` cannot be switched off at run time (refused with the reason; a restart is
+needed)."""
 
 from __future__ import annotations
 
@@ -31,7 +32,7 @@ from robot_dynamics.ros.node_set import config_dir
 from robot_dynamics_interfaces.srv import PlanTrajectory
 
 pytestmark = pytest.mark.ros
-NODES = ("dynamics_server",)
+NODES = ("dynamics_server", "identifier", "trajectory_generator", "urdf_to_dh")
 T0 = 1000.0  # s: the sim time this test starts its /clock at (far from any system time)
 MODEL = load_model("rx90")
 FILES = [str(config_dir() / "robot_dynamics.yaml"), str(config_dir() / "rx90.yaml")]
@@ -53,7 +54,9 @@ def test_servers_follow_a_polled_clock_and_keep_use_sim_time(tmp_path):
     node.create_subscription(MarkerArray, "/trajectory_generator/path_markers", markers.append, 10)
     params = {"urdf_path": str(resolve_urdf("rx90")), "use_sim_time": True}
     try:
-        with node_process("dynamics_server", tmp_path, params, param_files=FILES), node_process("identifier", tmp_path, params, param_files=FILES), \
+        with node_process("dynamics_server", tmp_path, params, param_files=FILES), \
+                node_process("identifier", tmp_path, params, param_files=FILES), \
+                node_process("urdf_to_dh", tmp_path, params, param_files=FILES), \
                 node_process("trajectory_generator", tmp_path, params, param_files=FILES) as gen:
             setp = {n: node.create_client(SetParameters, f"/{n}/set_parameters") for n in NODES}
             plan = node.create_client(PlanTrajectory, "/trajectory_generator/plan")
@@ -91,3 +94,41 @@ def test_servers_follow_a_polled_clock_and_keep_use_sim_time(tmp_path):
     finally:
         node.destroy_node()
         rclpy.shutdown()
+
+
+def test_polled_subscription_takes_every_message_in_order():
+    """:class:`PolledSubscription`: messages taken oldest first by ``drain`` (on demand) and by its thread, none
+    twice; the thread stops with the context."""
+    from sensor_msgs.msg import JointState
+
+    from robot_dynamics.ros.runtime import PolledSubscription
+
+    rclpy.init()
+    try:
+        node = rclpy.create_node("test_polled_subscription")
+        pub = node.create_publisher(JointState, "polled_states", 10)
+        got: list[float] = []
+        from rclpy.qos import QoSProfile
+        polled = PolledSubscription(node, JointState, "polled_states", QoSProfile(depth=50), lambda m: got.append(
+            m.position[0]), period=3600.0)  # the thread takes once at start, then only drain() does
+        spin_until(node, lambda: pub.get_subscription_count() > 0, 30, "the polled subscription matched")
+        for k in range(5):
+            pub.publish(JointState(name=["a"], position=[float(k)]))
+        deadline = time.monotonic() + 30
+        while len(got) < 5 and time.monotonic() < deadline:
+            polled.drain()
+            time.sleep(0.01)
+        assert got == [0.0, 1.0, 2.0, 3.0, 4.0]
+        assert polled.drain() == 0 and got == [0.0, 1.0, 2.0, 3.0, 4.0]  # nothing taken twice
+        # the thread takes by itself at its period
+        fast = PolledSubscription(node, JointState, "polled_states", QoSProfile(depth=50), lambda m: got.append(
+            -m.position[0]), period=0.01)
+        spin_until(node, lambda: pub.get_subscription_count() > 1, 30, "the second subscription matched")
+        pub.publish(JointState(name=["a"], position=[7.0]))
+        spin_until(node, lambda: -7.0 in got, 30, "the thread took the message")
+        assert fast.thread.is_alive()
+        node.destroy_node()
+    finally:
+        rclpy.shutdown()
+    fast.thread.join(5.0)
+    assert not fast.thread.is_alive()

@@ -60,11 +60,12 @@ from ..trajectory.joint_space import point_to_point
 from .description import RobotDescription
 from .parameter_files import load_schema
 from .recorder import _joint_trajectory_msg
-from .runtime import Refusals, guarded, run_node
+from .runtime import Refusals, guarded, poll_sim_time, run_node
 
 STATES_WAIT = 10.0  # s a recording waits for its first complete joint state before the goal is sent
 URDF_FIT_DECIMATION = 5  # samples of the physically consistent fit: every 5th (2 ms periods: 10 ms apart)
 MAX_SUBDIR_CHARS = 255  # a sub-directory of output_root, as given
+ARRIVAL_CLOCK_POLL = 0.001  # s: the sim-time clock of an unstamped state's arrival (/clock polled this often)
 OUTPUT_FILES = ("recording.npz", "estimates.yaml", "model.yaml", "validation.json", "model.urdf")
 
 
@@ -169,6 +170,8 @@ class Identifier(Node):
         self.create_service(Identify, "~/identify", self.on_identify, callback_group=ReentrantCallbackGroup())
         self.clients_group = MutuallyExclusiveCallbackGroup()
         self.description = RobotDescription(self, self._on_model, MutuallyExclusiveCallbackGroup())
+        # use_sim_time: /clock polled, not a callback per message; every ms, as it stamps unstamped states on arrival
+        self.sim_time_thread = poll_sim_time(self, ARRIVAL_CLOCK_POLL)
 
     def _on_model(self, model: RobotModel, urdf: str) -> None:
         self.model = model

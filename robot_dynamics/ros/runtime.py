@@ -307,3 +307,44 @@ def poll_sim_time(node: Node, period: float = SIM_TIME_POLL) -> threading.Thread
     thread.start()
     node._sim_time_node = side  # kept alive with the node
     return thread
+
+
+class PolledSubscription:
+    """A topic a node needs now and then (the arm's position when a plan starts from it), taken by a thread of its
+    own every ``period`` s and on demand (:meth:`drain`), from a hidden node no executor spins: a 500 Hz
+    ``joint_states`` dispatched by the executor message by message cost an idle trajectory_generator ~0.5 of a
+    core, taken in batches a few per cent.  ``on_message`` gets every message taken, oldest first; the reader's
+    history (``depth``) holds what arrives between two takes."""
+
+    def __init__(self, node: Node, msg_type: Any, topic: str, qos: QoSProfile, on_message: Callable[[Any], None],
+                 period: float) -> None:
+        self.msg_type, self.on_message, self.period = msg_type, on_message, period
+        self.node = Node(f"_{node.get_name()}_{topic.strip('/~').replace('/', '_')}", namespace=node.get_namespace(),
+                         context=node.context, use_global_arguments=False, start_parameter_services=False,
+                         enable_rosout=False)
+        self.sub = self.node.create_subscription(msg_type, node.resolve_topic_name(topic), lambda _m: None, qos)
+        self._lock = threading.Lock()
+        self._context = node.context
+        self.thread = threading.Thread(target=self._run, name=f"poll_{topic}", daemon=True)
+        self.thread.start()
+
+    def drain(self) -> int:
+        """Take every message waiting, hand each to ``on_message``; their count."""
+        taken = 0
+        with self._lock:
+            while True:
+                with self.sub.handle:
+                    got = self.sub.handle.take_message(self.msg_type, False)
+                if got is None:
+                    return taken
+                taken += 1
+                self.on_message(got[0])
+
+    def _run(self) -> None:
+        while self._context.ok():
+            try:
+                self.drain()
+            except Exception:  # noqa: BLE001 - the node is shutting down (its handles destroyed)
+                if not self._context.ok():
+                    return
+            time.sleep(self.period)

@@ -45,7 +45,7 @@ from geometry_msgs.msg import Point
 from rclpy.action import ActionClient
 from rclpy.callback_groups import MutuallyExclusiveCallbackGroup, ReentrantCallbackGroup
 from rclpy.node import Node
-from rclpy.qos import qos_profile_sensor_data
+from rclpy.qos import QoSProfile, ReliabilityPolicy
 from sensor_msgs.msg import JointState
 from std_msgs.msg import ColorRGBA
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
@@ -62,10 +62,13 @@ from .conversions import JointOrder, float_rows
 from .description import RobotDescription
 from .parameter_files import load_schema
 from .request_gate import NamesAndPoints, Oversize, RequestGate, TrajectoryFirst, reader_memory_profile, trim_for
-from .runtime import Refusals, Refused, guarded, run_node
+from .runtime import PolledSubscription, Refusals, Refused, guarded, poll_sim_time, run_node
 from .validation import MAX_JOINT_STATE_NAMES
 
 MAX_SAMPLES = 100_000
+STATES_POLL = 0.05  # s between two takes of joint_states (and at each plan from the current position)
+# sensor data (best effort) with room for what arrives between two takes: 50 ms of a 500 Hz arm, twice
+STATES_QOS = QoSProfile(depth=50, reliability=ReliabilityPolicy.BEST_EFFORT)
 MAX_WAYPOINTS = 10_000
 SERVER_TIMEOUT = 2.0  # s: wait for the controller's action server before refusing to execute
 GOAL_TIMEOUT = 5.0    # s: wait for the goal's acceptance
@@ -120,13 +123,16 @@ class TrajectoryGenerator(Node):
         self.model_joints: frozenset[str] = frozenset()
         self.current: dict[str, float] = {}
         self.refusals = Refusals(self)
+        self.sim_time_thread = poll_sim_time(self)  # use_sim_time: /clock polled, not a callback per message
         controller = self.params.values["controller"]
         self.action_name = f"{controller}/follow_joint_trajectory"  # relative: a namespace moves it
         self.follow = ActionClient(self, FollowJointTrajectory, self.action_name,
                                    callback_group=MutuallyExclusiveCallbackGroup())
         self.marker_pub = self.create_publisher(MarkerArray, "~/path_markers", 10)
-        self.create_subscription(JointState, "joint_states", self.on_joint_states, qos_profile_sensor_data,
-                                 callback_group=MutuallyExclusiveCallbackGroup())
+        # the arm's position, needed when a plan starts from it: taken in batches by a thread (and at each such
+        # request), not dispatched by the executor message by message
+        self.states = PolledSubscription(self, JointState, "joint_states", STATES_QOS, self.on_joint_states,
+                                         STATES_POLL)
         services = ReentrantCallbackGroup()
         plan = self.create_service(PlanTrajectory, "~/plan", self.plan, callback_group=services)
         scale = self.create_service(TimeScale, "~/time_scale", self.time_scale, callback_group=services)
@@ -253,6 +259,7 @@ class TrajectoryGenerator(Node):
                 raise ValueError(f"waypoints[{k}] is outside the limits of joint {model.joint_names[j]!r}: "
                                  f"{row[j]:.6g} not in [{lim['lower'][j]:.6g}, {lim['upper'][j]:.6g}]")
         if request.start_from_current or len(rows) == 1:
+            self.states.drain()  # what arrived since the last take
             current = dict(self.current)  # one snapshot (the input callback runs in another thread)
             missing = [j for j in model.joint_names if j not in current]
             if missing:

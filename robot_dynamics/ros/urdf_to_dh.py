@@ -24,7 +24,7 @@ from robot_dynamics_interfaces.srv import ConvertUrdf
 from ..model.robot_model import RobotModel
 from .conversions import model_to_msg
 from .description import DESCRIPTION_QOS, RobotDescription, cut
-from .runtime import Refusals, Refused, run_node
+from .runtime import Refusals, Refused, poll_sim_time, run_node
 
 MAX_LINK_NAME = 1_000  # characters of request.base_link / tip_link
 MAX_LOCKED = 10_000  # entries of request.locked_joints
@@ -40,6 +40,7 @@ class UrdfToDh(Node):
         self.model_pub = self.create_publisher(MDHModel, "~/model", DESCRIPTION_QOS)
         self.create_service(ConvertUrdf, "~/convert", self.convert, callback_group=MutuallyExclusiveCallbackGroup())
         self.description = RobotDescription(self, self._on_model, MutuallyExclusiveCallbackGroup())
+        self.sim_time_thread = poll_sim_time(self)  # use_sim_time: /clock polled, not a callback per message
 
     @property
     def model(self) -> RobotModel | None:
