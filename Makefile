@@ -22,6 +22,8 @@ CONTROL_MSGS_BUILD := $(CURDIR)/build/control_msgs
 CONTROL_MSGS_FILES := $(wildcard $(CONTROL_MSGS)/msg/*.msg $(CONTROL_MSGS)/action/*.action) \
 	$(CONTROL_MSGS)/CMakeLists.txt $(CONTROL_MSGS)/package.xml
 PYTEST_ARGS ?=
+# the two interface packages build side by side (independent targets); recipes stay sequential
+MAKEFLAGS += --jobs=2
 
 .PHONY: env test test-fast demo lint bench clean-env
 
@@ -65,12 +67,12 @@ $(STAMPS)/package: pyproject.toml $(STAMPS)/interfaces $(STAMPS)/control_msgs
 # everything: the core tier (no node processes, no DDS: the tests not marked `ros`) on every core, then the ROS 2
 # integration tier (node processes over DDS) one test at a time; either tier failing, or collecting nothing, fails
 test: env
-	$(RUN_ENV) $(VPY) -m pytest -m "not ros" -n auto $(PYTEST_ARGS)
+	$(RUN_ENV) $(VPY) -m pytest -m "not ros" -n auto --dist worksteal $(PYTEST_ARGS)
 	$(RUN_ENV) $(VPY) -m pytest -m ros $(PYTEST_ARGS)
 
 # the core tier alone
 test-fast: env
-	$(RUN_ENV) $(VPY) -m pytest -m "not ros" -n auto $(PYTEST_ARGS)
+	$(RUN_ENV) $(VPY) -m pytest -m "not ros" -n auto --dist worksteal $(PYTEST_ARGS)
 
 demo: env
 	$(RUN_ENV) $(VENV)/bin/robot-dynamics demo --output out/demo
