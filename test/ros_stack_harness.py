@@ -96,12 +96,18 @@ class Stack:
     def sim_time(self) -> float:
         return self.monitor.states[-1][1]
 
-    def assert_healthy(self, modes=("holding", "tracking")) -> None:
-        """Nodes alive and answering; the arm never got a bad command nor left its limits; the mode is known."""
+    def assert_safe(self) -> None:
+        """What every batch of hostile input must leave true (no request made): every node alive, every command the
+        arm got finite and within the effort limits, the arm within its joint limits."""
         m = self.monitor
         assert not self.bringup.dead(), f"a node died: {self.bringup.dead()}"
         assert not m.bad_commands, f"{len(m.bad_commands)} bad commands, e.g. {m.bad_commands[0]}"
         assert not m.out_of_limits, f"the arm left its limits: {m.out_of_limits[0]}"
+
+    def assert_healthy(self, modes=("holding", "tracking")) -> None:
+        """Nodes alive and answering; the arm never got a bad command nor left its limits; the mode is known."""
+        m = self.monitor
+        self.assert_safe()
         resp = call_service(self.node, self.terms, DynamicTerms.Request(positions=[0.1] * 6), timeout=30)
         assert resp.success, resp.message
         np.testing.assert_allclose(resp.gravity, MODEL.gravity_torques(np.full(6, 0.1)), atol=1e-9)

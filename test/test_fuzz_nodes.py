@@ -140,6 +140,7 @@ def _publish(stack: Stack, pub, msg) -> None:
 def test_hostile_joint_states(stack, msgs):
     for msg in msgs:
         _publish(stack, stack.state_pub, msg)
+    stack.assert_safe()
 
 
 @settings(FUZZ, max_examples=4000 // 10)
@@ -147,6 +148,7 @@ def test_hostile_joint_states(stack, msgs):
 def test_hostile_trajectories(stack, msgs):
     for msg in msgs:
         _publish(stack, stack.traj_pub, msg)
+    stack.assert_safe()
 
 
 @settings(FUZZ, max_examples=2000 // 10)
@@ -154,12 +156,14 @@ def test_hostile_trajectories(stack, msgs):
 def test_hostile_commands_to_the_arm(stack, msgs):
     for msg in msgs:
         _publish(stack, stack.cmd_pub, msg)
+    stack.assert_safe()
 
 
 @settings(FUZZ, max_examples=400)
 @given(text=_garbage_urdf)
 def test_hostile_robot_descriptions(stack, text):
     _publish(stack, stack.desc_pub, String(data=text))
+    stack.assert_safe()
 
 
 def test_after_hostile_messages_everything_answers(stack):
