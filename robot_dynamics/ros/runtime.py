@@ -276,10 +276,6 @@ def poll_sim_time(node: Node, period: float = SIM_TIME_POLL) -> threading.Thread
     if time_source is None or not hasattr(time_source, "detach_node"):
         return None
     time_source.detach_node()  # its /clock subscription; the node clock keeps ROS time override on
-    side = Node(f"_{node.get_name()}_clock", namespace=node.get_namespace(), context=node.context,
-                use_global_arguments=False, start_parameter_services=False, enable_rosout=False)
-    sub = side.create_subscription(ClockMsg, "/clock", lambda _m: None,
-                                   QoSProfile(depth=1, reliability=ReliabilityPolicy.BEST_EFFORT), raw=True)
     clock = node.get_clock()
 
     def refuse(params: list) -> SetParametersResult:
@@ -290,23 +286,14 @@ def poll_sim_time(node: Node, period: float = SIM_TIME_POLL) -> threading.Thread
 
     node.add_on_set_parameters_callback(refuse)
 
-    def poll() -> None:
-        while node.context.ok():
-            try:
-                with sub.handle:
-                    got = sub.handle.take_message(ClockMsg, True)
-                if got is not None:
-                    clock.set_ros_time_override(Time(nanoseconds=read_clock(got[0]), clock_type=ClockType.ROS_TIME))
-            except CDRError:
-                pass  # not a clock: the next one
-            except Exception:  # noqa: BLE001 - the node is shutting down
-                return
-            time.sleep(period)
+    def on_clock(raw: bytes) -> None:
+        with contextlib.suppress(CDRError):  # not a clock: the next one
+            clock.set_ros_time_override(Time(nanoseconds=read_clock(raw), clock_type=ClockType.ROS_TIME))
 
-    thread = threading.Thread(target=poll, name="sim_time", daemon=True)
-    thread.start()
-    node._sim_time_node = side  # kept alive with the node
-    return thread
+    polled = PolledSubscription(node, ClockMsg, "/clock", QoSProfile(depth=1, reliability=ReliabilityPolicy.BEST_EFFORT),
+                                on_clock, period, raw=True)
+    node._sim_time_node = polled.node  # kept alive with the node
+    return polled.thread
 
 
 class PolledSubscription:
@@ -317,12 +304,14 @@ class PolledSubscription:
     history (``depth``) holds what arrives between two takes."""
 
     def __init__(self, node: Node, msg_type: Any, topic: str, qos: QoSProfile, on_message: Callable[[Any], None],
-                 period: float) -> None:
-        self.msg_type, self.on_message, self.period = msg_type, on_message, period
+                 period: float, *, raw: bool = False) -> None:
+        """``raw``: ``on_message`` gets the serialized bytes (no Python message is built)."""
+        self.msg_type, self.on_message, self.period, self.raw = msg_type, on_message, period, raw
         self.node = Node(f"_{node.get_name()}_{topic.strip('/~').replace('/', '_')}", namespace=node.get_namespace(),
                          context=node.context, use_global_arguments=False, start_parameter_services=False,
                          enable_rosout=False)
-        self.sub = self.node.create_subscription(msg_type, node.resolve_topic_name(topic), lambda _m: None, qos)
+        self.sub = self.node.create_subscription(msg_type, node.resolve_topic_name(topic), lambda _m: None, qos,
+                                                 raw=raw)
         self._lock = threading.Lock()
         self._context = node.context
         self.thread = threading.Thread(target=self._run, name=f"poll_{topic}", daemon=True)
@@ -334,7 +323,7 @@ class PolledSubscription:
         with self._lock:
             while True:
                 with self.sub.handle:
-                    got = self.sub.handle.take_message(self.msg_type, False)
+                    got = self.sub.handle.take_message(self.msg_type, self.raw)
                 if got is None:
                     return taken
                 taken += 1
