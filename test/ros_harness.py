@@ -81,19 +81,39 @@ def node_process(
         stop_process(proc)
 
 
-def call_service(node: Any, client: Any, request: Any, timeout: float = 20.0) -> Any:
-    """Call a service and spin ``node`` until the answer arrives (or fail after ``timeout``)."""
+CALL_CAP = 60.0  # s: a generous cap on one service call (a starved host answers late, not never)
+RESEND_AFTER = 15.0  # s: an idempotent request unanswered this long is sent again (see call_service)
+
+
+def call_service(node: Any, client: Any, request: Any, timeout: float = CALL_CAP, *, idempotent: bool = True) -> Any:
+    """Call a service and spin ``node`` until the answer arrives (or fail after ``timeout``).
+
+    A request sent right after the service appeared can lose its answer: the server's response writer may not have
+    matched the client's reader yet (discovery is slower on a busy host), and the server sends it once.  An
+    ``idempotent`` request unanswered after ``RESEND_AFTER`` s is sent again (the first answer to arrive wins)."""
     import rclpy
 
-    future = client.call_async(request)
-    rclpy.spin_until_future_complete(node, future, timeout_sec=timeout)
-    if not future.done():
-        client.remove_pending_request(future)
-        raise TimeoutError(f"no answer from {client.srv_name} within {timeout} s")
-    return future.result()
+    deadline = time.monotonic() + timeout
+    futures = [client.call_async(request)]
+    while True:
+        left = deadline - time.monotonic()
+        wait = min(left, RESEND_AFTER) if idempotent else left
+        rclpy.spin_until_future_complete(node, futures[-1], timeout_sec=max(wait, 0.0))
+        done = [f for f in futures if f.done()]
+        if done:
+            for f in futures:
+                if not f.done():
+                    client.remove_pending_request(f)
+            return done[0].result()
+        if time.monotonic() >= deadline:
+            for f in futures:
+                client.remove_pending_request(f)
+            raise TimeoutError(f"no answer from {client.srv_name} within {timeout} s ({len(futures)} request(s) sent)")
+        if idempotent:
+            futures.append(client.call_async(request))
 
 
-def wait_for_service(client: Any, timeout: float = 30.0) -> None:
+def wait_for_service(client: Any, timeout: float = CALL_CAP) -> None:
     deadline = time.monotonic() + timeout
     while not client.wait_for_service(timeout_sec=0.5):
         if time.monotonic() > deadline:

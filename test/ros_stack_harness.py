@@ -108,7 +108,7 @@ class Stack:
         """Nodes alive and answering; the arm never got a bad command nor left its limits; the mode is known."""
         m = self.monitor
         self.assert_safe()
-        resp = call_service(self.node, self.terms, DynamicTerms.Request(positions=[0.1] * 6), timeout=30)
+        resp = call_service(self.node, self.terms, DynamicTerms.Request(positions=[0.1] * 6))
         assert resp.success, resp.message
         np.testing.assert_allclose(resp.gravity, MODEL.gravity_torques(np.full(6, 0.1)), atol=1e-9)
         spin_until(self.node, lambda: m.mode() in modes, 20, f"controller mode {m.mode()} not in {modes}")

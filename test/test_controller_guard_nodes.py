@@ -57,7 +57,7 @@ def test_a_weak_law_is_braked_near_a_limit_and_left_alone_mid_range(tmp_path):
             wait_for_service(stats, 60)
 
             def guarded() -> int:
-                return json.loads(call_service(node, stats, Trigger.Request(), timeout=30).message)["limit_guard_cycles"]
+                return json.loads(call_service(node, stats, Trigger.Request()).message)["limit_guard_cycles"]
 
             spin_until(node, lambda: len(commands) > 50, 120, "precondition: no command from the controller")
             mid = guarded()

@@ -69,7 +69,7 @@ def test_requests_are_taken_without_the_gil_and_answered_as_rclpy_would(server):
     srv, gate, client_node, client, seen = server
     take = getattr(srv, gft.ATTRIBUTE)
     assert gate is not None and isinstance(take, gft.GilFreeTake)
-    r = call_service(client_node, client, _request(3), timeout=30)
+    r = call_service(client_node, client, _request(3))
     assert take.taken == 1
     assert r.success and r.message == "3 points, only_stretch True" and r.scale == 1.5
     assert r.trajectory == _request(3).trajectory  # the response's nested fields made it back, converted from Python
@@ -133,7 +133,7 @@ def test_a_failed_take_raises_and_the_next_one_works(server):
     with pytest.raises(RuntimeError, match="rcl_take_request_with_info failed"):
         take.take()
     take._take = c_take
-    r = call_service(client_node, client, _request(2), timeout=30)
+    r = call_service(client_node, client, _request(2))
     assert r.success
 
 
@@ -150,7 +150,7 @@ def test_an_answer_the_client_cannot_receive_yet_is_sent_late(server):
         return refused.pop(0) if refused else c_send(*args)
     take._send = send
     try:
-        r = call_service(client_node, client, _request(2), timeout=30)
+        r = call_service(client_node, client, _request(2))
         assert r.success and r.scale == 1.5 and refused == []
         take._send = lambda *args: 400
         response = TimeScale.Response()

@@ -20,7 +20,7 @@ from rosbags.typesys import Stores, get_typestore
 from robot_dynamics.cli import main
 from robot_dynamics.dynamics.base_parameters import base_parameters
 from robot_dynamics.model.robots import load_model
-from robot_dynamics.ros.recorder import APPROACH
+from robot_dynamics.ros.recorder import APPROACH, DEPTH, JointStateRecorder
 from robot_dynamics.sim.simulator import perturbed
 
 pytestmark = pytest.mark.ros
@@ -41,6 +41,7 @@ def test_identify_record_planar2r_recovers_the_simulated_plant(tmp_path, monkeyp
     assert big.sum() >= 4
     rel = np.abs(est - true.values)[big] / np.abs(true.values[big])
     info = {"lost messages": obj["lost"], "samples": obj["samples"]}
+    assert obj["lost"] == 0, info  # every state of the lockstep run recorded
     assert rel.max() < 0.01, (dict(zip(np.array(true.names)[big], rel, strict=True)), info)
     # zero parameters (planar: MY, friction, Ia2): within 0.3 % of the largest base parameter
     assert np.abs(est - true.values)[~big].max() < 3e-3 * np.abs(true.values).max(), (est - true.values, info)
@@ -55,6 +56,25 @@ def test_identify_record_planar2r_recovers_the_simulated_plant(tmp_path, monkeyp
         count = sum(c.msgcount for c in conns)
         assert abs(count - (0.2 + APPROACH + 4.05) / 0.002) <= 3, (count, info)
     assert (out / "estimates.yaml").is_file() and (out / "logs" / "mujoco_sim.log").is_file()
+
+
+def test_recorder_queue_depth():
+    """The reader queue holds ``depth`` states while the recorder's process waits for a core (default ``DEPTH``,
+    20 s at 500 Hz); 1 is the smallest queue, 0 is refused before any subscription exists."""
+    import rclpy
+
+    context = rclpy.Context()
+    rclpy.init(context=context)
+    try:
+        for depth, expected in ((None, DEPTH), (1, 1), (50_000, 50_000)):
+            rec = JointStateRecorder(context=context, **({} if depth is None else {"depth": depth}))
+            assert [s.qos_profile.depth for s in rec.subscriptions] == [expected]
+            assert rec.get_parameter("depth").value == expected
+            rec.destroy_node()
+        with pytest.raises(ValueError, match="depth must be >= 1, got 0"):
+            JointStateRecorder(context=context, depth=0)
+    finally:
+        rclpy.try_shutdown(context=context)
 
 
 def test_standalone_recorder_writes_every_state_on_sigint(tmp_path):

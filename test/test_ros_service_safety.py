@@ -247,7 +247,7 @@ FUZZ = settings(max_examples=1000, deadline=None, derandomize=True, suppress_hea
 def test_fuzz_inverse_dynamics(server, client, model, req):
     proc, c, _ = server
     t0 = time.perf_counter()
-    resp = call_service(client, c["id"], req, timeout=10)
+    resp = call_service(client, c["id"], req)
     FUZZ_TIME["id"] = FUZZ_TIME.get("id", 0.0) + time.perf_counter() - t0
     _count("id")
     causes: set[str] = set()
@@ -314,7 +314,7 @@ def _model_order(v, perm) -> np.ndarray:
 def test_fuzz_dynamic_terms(server, client, model, req):
     _, c, _ = server
     t0 = time.perf_counter()
-    resp = call_service(client, c["terms"], req, timeout=10)
+    resp = call_service(client, c["terms"], req)
     FUZZ_TIME["terms"] = FUZZ_TIME.get("terms", 0.0) + time.perf_counter() - t0
     _count("terms")
     causes, perm = _state_causes(req)
@@ -343,7 +343,7 @@ def test_fuzz_dynamic_terms(server, client, model, req):
 def test_fuzz_forward_dynamics(server, client, model, req):
     _, c, _ = server
     t0 = time.perf_counter()
-    resp = call_service(client, c["fd"], req, timeout=10)
+    resp = call_service(client, c["fd"], req)
     FUZZ_TIME["fd"] = FUZZ_TIME.get("fd", 0.0) + time.perf_counter() - t0
     _count("fd")
     causes, perm = _state_causes(req)
@@ -403,7 +403,7 @@ link_names = st.one_of(st.just(""), st.sampled_from(["base_link", "link3", "link
 def test_fuzz_convert(converter, client, urdf, base, tip):
     proc, convert, _ = converter
     t0 = time.perf_counter()
-    resp = call_service(client, convert, ConvertUrdf.Request(urdf=urdf, base_link=base, tip_link=tip), timeout=20)
+    resp = call_service(client, convert, ConvertUrdf.Request(urdf=urdf, base_link=base, tip_link=tip))
     FUZZ_TIME["convert"] = FUZZ_TIME.get("convert", 0.0) + time.perf_counter() - t0
     _count("convert")
     urdf, base, tip = _wire(urdf), _wire(base), _wire(tip)
@@ -575,7 +575,7 @@ def test_description_swaps_are_atomic_and_bad_ones_harmless(tmp_path, client):
             pub.publish(String(data=text))
             t_end = time.monotonic() + 0.4
             while time.monotonic() < t_end:
-                r = call_service(client, terms, req, timeout=10)
+                r = call_service(client, terms, req)
                 calls += 1
                 assert r.success, r.message
                 key = tuple(r.joint_names)

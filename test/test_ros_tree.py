@@ -39,7 +39,7 @@ def ros_node():
 def _tau(node, client, names, q, qd, qdd) -> np.ndarray:
     pts = [JointTrajectoryPoint(positions=a.tolist(), velocities=b.tolist(), accelerations=c.tolist())
            for a, b, c in zip(q, qd, qdd, strict=True)]
-    resp = call_service(node, client, InverseDynamics.Request(joint_names=names, points=pts), timeout=30)
+    resp = call_service(node, client, InverseDynamics.Request(joint_names=names, points=pts))
     assert resp.success, resp.message
     assert list(resp.joint_names) == list(names)
     return np.array([p.effort for p in resp.points])

@@ -11,7 +11,8 @@
   (a command advances the arm one control period), optimizes an exciting trajectory
   (:func:`~robot_dynamics.identification.excitation.optimize_excitation`), sends it sampled as a
   ``control_msgs/FollowJointTrajectory`` goal to ``/computed_torque_controller/follow_joint_trajectory`` (from where
-  the arm is: its points start ``APPROACH`` s after the stamp; a refusal or an abort stops the recording with the
+  the arm is: its points start ``APPROACH`` s after the stamp; the arm is paused, ``~/pause``, while the goal
+  travels, so the run does not depend on how busy the host is; a refusal or an abort stops the recording with the
   controller's reason),
   records ``/joint_states`` while the arm executes it, writes the bag, stops the nodes and runs
   :func:`~robot_dynamics.identification.estimation.identify` on the bag.
@@ -41,14 +42,18 @@ from .runtime import Refusals, Refused, guarded
 __all__ = ["JointStateRecorder", "identify_record_cli", "record_identification_experiment"]
 
 
+DEPTH = 10_000  # states the recorder's reader queue holds while its process does not run
+
+
 class JointStateRecorder(Node):
     """Keeps every ``/joint_states`` message (stamp, names, position, velocity, effort) while ``recording``."""
 
     def __init__(self, name: str = "joint_state_recorder", topic: str = "/joint_states", *,
-                 recording: bool = True, context: Any = None) -> None:
+                 recording: bool = True, context: Any = None, depth: int = DEPTH) -> None:
         super().__init__(name, context=context)
         self.declare_parameter("output", "")
         self.declare_parameter("topic", topic)
+        self.declare_parameter("depth", int(depth))
         self.recording = recording
         self.stamps: list[float] = []
         self.names: list[str] = []
@@ -56,8 +61,13 @@ class JointStateRecorder(Node):
         self.latest: JointState | None = None
         self.refusals = Refusals(self)
         topic = str(self.get_parameter("topic").value)
-        # reliable and deep: every state of the lockstep simulation is kept
-        self.create_subscription(JointState, topic, self.on_joint_states, 1000)
+        # reliable and deep: the messages wait in the DDS reader's queue while this process is starved (a busy
+        # host), so every state of a lockstep simulation is kept; ``depth`` states (20 s at 500 Hz by default)
+        depth = int(self.get_parameter("depth").value)
+        if depth < 1:
+            self.destroy_node()
+            raise ValueError(f"depth must be >= 1, got {depth}")
+        self.create_subscription(JointState, topic, self.on_joint_states, depth)
         out = str(self.get_parameter("output").value)
         if out:  # the standalone recorder: say when it listens (a user, or a test, waits for this line)
             self.get_logger().info(f"recording {self.resolve_topic_name(topic)} until SIGINT, then writing {out}")
@@ -152,6 +162,16 @@ def _spin_until(executor: Any, cond: Any, timeout: float, what: str, bringup: An
         executor.spin_once(timeout_sec=0.05)
 
 
+def _set_paused(executor: Any, client: Any, paused: bool, bringup: Any) -> None:
+    """``mujoco_sim``'s ``~/pause`` (``std_srvs/SetBool``), answered and successful."""
+    from std_srvs.srv import SetBool
+
+    future = client.call_async(SetBool.Request(data=paused))
+    _spin_until(executor, future.done, 60.0, f"the simulator's answer to ~/pause {paused}", bringup)
+    if not future.result().success:
+        raise RuntimeError(f"identify-record: ~/pause {paused} refused: {future.result().message}")
+
+
 def record_identification_experiment(
     robot: str = "rx90",
     output: str | Path = "out/identify_record",
@@ -179,6 +199,7 @@ def record_identification_experiment(
     from rclpy.action import ActionClient
     from rclpy.executors import SingleThreadedExecutor
     from rclpy.time import Time
+    from std_srvs.srv import SetBool
 
     from ..identification.data import load_bag
     from ..identification.estimation import base_parameters_of, identify
@@ -208,8 +229,10 @@ def record_identification_experiment(
     if model_error > 0:
         sim_params.update(model_error=float(model_error), seed=int(seed))
     for n in nodes:
+        # the sim is paused while the goal travels (below): the controller's steady-clock state timeout must
+        # outlast that pause on a busy host (in lockstep the arm never moves without its answer anyway)
         n.parameters.update({"mujoco_sim": sim_params,
-                             "computed_torque_controller": {"trigger": "state", "state_timeout": 1.0}}[n.name])
+                             "computed_torque_controller": {"trigger": "state", "state_timeout": 60.0}}[n.name])
     bringup = Bringup(nodes, log_dir=out / "logs")
     # DDS traffic stays on this machine, in a domain of the experiment's own (like the demo); the
     # caller's environment is restored at the end
@@ -223,18 +246,27 @@ def record_identification_experiment(
     try:
         bringup.start()
         rclpy.init(context=context)
-        recorder = JointStateRecorder(recording=False, context=context)
+        # the reader's queue holds the whole run (its lead, approach and excitation, twice over): none is dropped
+        # however long this process waits for a core
+        expected = (10.0 + APPROACH + traj.duration) / control_period
+        recorder = JointStateRecorder(recording=False, context=context, depth=max(DEPTH, int(2 * expected)))
         client = rclpy.create_node("identification_experiment", context=context)
         action = ActionClient(client, FollowJointTrajectory, "/computed_torque_controller/follow_joint_trajectory")
+        pause = client.create_client(SetBool, "/mujoco_sim/pause")
         executor = SingleThreadedExecutor(context=context)
         executor.add_node(recorder)
         executor.add_node(client)
         _spin_until(executor, lambda: recorder.latest is not None, 60.0, "/joint_states", bringup)
         _spin_until(executor, action.server_is_ready, 60.0, "the controller's action server", bringup)
+        _spin_until(executor, pause.service_is_ready, 60.0, "the simulator's ~/pause", bringup)
         # the controller runs once the arm moves in lockstep: wait for sim time to advance
         t_first = _stamp(recorder.latest)
         _spin_until(executor, lambda: _stamp(recorder.latest) > t_first + 0.1, 60.0, "the control loop", bringup)
         recorder.recording = True
+        # sim time stops while the goal travels, so it arrives ahead of its stamp however long that takes (a
+        # goal arriving late would shorten the approach below and change the recording): the run is the same on a
+        # busy host as on an idle one
+        _set_paused(executor, pause, True, bringup)
         t_send = _stamp(recorder.latest)
         # JTC semantics: the trajectory starts at its header stamp (sim time), a little ahead, so the
         # recorded window does not depend on how long the goal takes to arrive; its points start APPROACH s later:
@@ -248,6 +280,7 @@ def record_identification_experiment(
         if sent.result() is None or not sent.result().accepted:
             raise RuntimeError("identify-record: the controller rejected the exciting trajectory")
         result = sent.result().get_result_async()
+        _set_paused(executor, pause, False, bringup)
         t_end = t_go + APPROACH + traj.duration + 0.05
 
         def finished() -> bool:
