@@ -173,13 +173,13 @@ def test_stale_states_give_safe_output_within_the_timeout(stack):
         assert call_service(stack.node, stack.pause, SetBool.Request(data=True)).success
         try:
             t_last = stack.monitor.states[-1][0]
-            spin_until(stack.node, lambda n0=n0: any(lbl == "hold" for _, _, lbl in stack.monitor.commands[n0:]), 5,
+            spin_until(stack.node, lambda n0=n0: any(lbl == "hold" for _, _, lbl in stack.monitor.commands[n0:]), 60,
                        "no safe output on stale states")
             first_hold = next(t for t, _, lbl in stack.monitor.commands[n0:] if lbl == "hold")
             latencies.append(first_hold - t_last)
             # the controller says so
             spin_until(stack.node, lambda c0=c0: any(s.mode == "stale" and s.stale_state for s in stack.monitor.ctl[c0:]),
-                       5, "ControllerState never said stale")
+                       60, "ControllerState never said stale")
         finally:
             assert call_service(stack.node, stack.pause, SetBool.Request(data=False)).success
         spin(stack.node, 0.5)

@@ -92,7 +92,7 @@ class Arm:
     def send(self, trajectory: JointTrajectory, feedback: list | None = None, **goal_fields):
         goal = FollowJointTrajectory.Goal(trajectory=trajectory, **goal_fields)
         fut = self.client.send_goal_async(goal, feedback_callback=None if feedback is None else feedback.append)
-        spin_until(self.node, fut.done, 10, "goal response")
+        spin_until(self.node, fut.done, 60, "goal response")
         handle = fut.result()
         assert handle.accepted
         return handle
@@ -222,7 +222,7 @@ def test_controller_state_is_jtc_state(arm):
     """``~/controller_state`` is control_msgs/JointTrajectoryControllerState: every field filled per joint."""
     arm.settle()
     k = len(arm.jtc)
-    spin_until(arm.node, lambda: len(arm.jtc) > k + 5, 10, "controller_state")
+    spin_until(arm.node, lambda: len(arm.jtc) > k + 5, 60, "controller_state")
     m = arm.jtc[-1]
     assert list(m.joint_names) == NAMES
     ref, fb, err = (np.array(x.positions) for x in (m.reference, m.feedback, m.error))
@@ -257,7 +257,7 @@ def test_cancel_mid_move_holds(arm):
     handle = arm.send(quintic(q0, B, 3.0))
     spin(arm.node, 1.2)
     fut = handle.cancel_goal_async()
-    spin_until(arm.node, fut.done, 10, "cancel response")
+    spin_until(arm.node, fut.done, 60, "cancel response")
     assert len(fut.result().goals_canceling) == 1
     status, result = arm.result(handle)
     assert status == GoalStatus.STATUS_CANCELED, result.error_string

@@ -117,9 +117,9 @@ def test_identify_and_swap_on_the_running_arm(tmp_path):
         below the model's part."""
         k, ks = len(jtc), len(stamped)
         fut = action.send_goal_async(FollowJointTrajectory.Goal(trajectory=quintic(states[-1].copy(), q1, 6.0)))
-        spin_until(node, fut.done, 10, "goal response")
+        spin_until(node, fut.done, 60, "goal response")
         res = fut.result().get_result_async()
-        spin_until(node, res.done, 30, "goal result")
+        spin_until(node, res.done, 60, "goal result")
         assert res.result().status == GoalStatus.STATUS_SUCCEEDED, res.result().result.error_string
         spin(node, 0.5)
         t_ref = np.array([m.header.stamp.sec + 1e-9 * m.header.stamp.nanosec for m in jtc[k:]])

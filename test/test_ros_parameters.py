@@ -185,9 +185,9 @@ def test_controller_parameters_take_effect_or_are_refused(ros, tmp_path):
             JointTrajectoryPoint(positions=Q.tolist(), velocities=[0.0] * 6),
             JointTrajectoryPoint(positions=end.tolist(), velocities=[0.0] * 6)])
         traj.points[1].time_from_start.sec = 30
-        _spin_until(node, lambda: traj_pub.get_subscription_count() > 0, 30, "trajectory subscription")
+        _spin_until(node, lambda: traj_pub.get_subscription_count() > 0, 60, "trajectory subscription")
         traj_pub.publish(traj)
-        _spin_until(node, lambda: states[-1].mode == "tracking", 30, "tracking")
+        _spin_until(node, lambda: states[-1].mode == "tracking", 60, "tracking")
         _spin(node, 0.5)
         _check_law(_cycle_states(states, 0.0), "computed_torque", 25.0)
 

@@ -64,7 +64,7 @@ def test_servers_follow_a_polled_clock_and_keep_use_sim_time(tmp_path):
                 wait_for_service(c, 60)
             # the /clock subscribers: this node's hidden clock node, never the node itself
             spin_until(node, lambda: {f"_{n}_clock" for n in NODES} <= {
-                i.node_name for i in node.get_subscriptions_info_by_topic("/clock")}, 30, "the clock nodes")
+                i.node_name for i in node.get_subscriptions_info_by_topic("/clock")}, 60, "the clock nodes")
             subscribers = {i.node_name for i in node.get_subscriptions_info_by_topic("/clock")}
             assert not set(NODES) & subscribers, subscribers
             # the node clock is the sim time: the stamp of the markers of a plan (ROS time, not the system's)
@@ -77,7 +77,7 @@ def test_servers_follow_a_polled_clock_and_keep_use_sim_time(tmp_path):
                     break
                 time.sleep(0.1)
             assert resp.success, resp.message
-            spin_until(node, lambda: any(m.markers and m.markers[-1].header.stamp.sec > 0 for m in markers), 10,
+            spin_until(node, lambda: any(m.markers and m.markers[-1].header.stamp.sec > 0 for m in markers), 60,
                        "path markers")
             stamp = next(m.markers[-1].header.stamp for m in reversed(markers) if m.markers)
             t_node = stamp.sec + 1e-9 * stamp.nanosec
@@ -111,7 +111,7 @@ def test_polled_subscription_takes_every_message_in_order():
         from rclpy.qos import QoSProfile
         polled = PolledSubscription(node, JointState, "polled_states", QoSProfile(depth=50), lambda m: got.append(
             m.position[0]), period=3600.0)  # the thread takes once at start, then only drain() does
-        spin_until(node, lambda: pub.get_subscription_count() > 0, 30, "the polled subscription matched")
+        spin_until(node, lambda: pub.get_subscription_count() > 0, 60, "the polled subscription matched")
         for k in range(5):
             pub.publish(JointState(name=["a"], position=[float(k)]))
         deadline = time.monotonic() + 30
@@ -123,9 +123,9 @@ def test_polled_subscription_takes_every_message_in_order():
         # the thread takes by itself at its period
         fast = PolledSubscription(node, JointState, "polled_states", QoSProfile(depth=50), lambda m: got.append(
             -m.position[0]), period=0.01)
-        spin_until(node, lambda: pub.get_subscription_count() > 1, 30, "the second subscription matched")
+        spin_until(node, lambda: pub.get_subscription_count() > 1, 60, "the second subscription matched")
         pub.publish(JointState(name=["a"], position=[7.0]))
-        spin_until(node, lambda: -7.0 in got, 30, "the thread took the message")
+        spin_until(node, lambda: -7.0 in got, 60, "the thread took the message")
         assert fast.thread.is_alive()
         node.destroy_node()
     finally:

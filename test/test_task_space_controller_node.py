@@ -184,7 +184,7 @@ def stack(tmp_path_factory):
             wait_for_service(s.params, 60)
             spin_until(node, lambda: len(s.states) > 3 and s.status and s.status[-1].mode == "holding", 120,
                        "controller holding")
-            spin_until(node, lambda: s.pose_pub.get_subscription_count() > 0, 30, "pose_reference subscription")
+            spin_until(node, lambda: s.pose_pub.get_subscription_count() > 0, 60, "pose_reference subscription")
             print(f"stack up in {time.monotonic() - t0:.1f} s")
             yield s
             # no effort command ever left the limits, the arm never left its limits, no node died
@@ -230,7 +230,7 @@ def _set(s, name: str, value) -> None:
     resp = call_service(s.node, s.params, SetParameters.Request(parameters=[ParameterMsg(name=name, value=pv)]))
     assert resp.results[0].successful, resp.results[0].reason
     if name == "law":
-        _spin_until(s, lambda: s.status[-1].law == value, 10, f"law {value} in use")
+        _spin_until(s, lambda: s.status[-1].law == value, 60, f"law {value} in use")
     _spin(s, 0.2)
 
 
@@ -380,7 +380,7 @@ def test_pose_dropped_when_a_joint_nears_its_limit(stack):
     q = _q(s).copy()
     room = float(np.minimum(q - LIM["lower"], LIM["upper"] - q).min())
     _set(s, "pose_limit_margin", room + 0.02)
-    _spin_until(s, lambda: "pose reference dropped" in s.status[-1].mode_reason, 5, "the pose dropped")
+    _spin_until(s, lambda: "pose reference dropped" in s.status[-1].mode_reason, 60, "the pose dropped")
     print(f"fallback: {s.status[-1].mode_reason}")
     _spin(s, 0.5)
     moved = np.abs(_q(s) - q).max()
@@ -404,8 +404,8 @@ def _run_trajectory(s, goal: np.ndarray, what: str) -> None:
         _settle(s)
         accepted = s.status[-1].trajectories_accepted
         s.traj_pub.publish(_quintic(_q(s).copy(), goal, 2.0))
-        _spin_until(s, lambda a=accepted: s.status[-1].trajectories_accepted > a, 10, "trajectory accepted")
-        _spin_until(s, lambda: s.status[-1].mode_reason.startswith(("trajectory finished", "joint state back")), 30,
+        _spin_until(s, lambda a=accepted: s.status[-1].trajectories_accepted > a, 60, "trajectory accepted")
+        _spin_until(s, lambda: s.status[-1].mode_reason.startswith(("trajectory finished", "joint state back")), 60,
                     "trajectory finished")
         if s.status[-1].mode_reason.startswith("trajectory finished"):
             break
@@ -424,7 +424,7 @@ def test_joint_trajectories_under_a_task_space_law_and_after_switching_back(stac
     target = tip_pose(_q(s))  # a pose held again (the previous test fell back to the joint position)
     target[:3, 3] += [0.0, 0.0, 0.05]
     _send_pose(s, pose_msg(target), "accepted")
-    _spin_until(s, lambda: s.status[-1].mode_reason.startswith("pose reference:"), 5, "the pose held")
+    _spin_until(s, lambda: s.status[-1].mode_reason.startswith("pose reference:"), 60, "the pose held")
     _spin(s, 1.0)
     print(f"pose 0.05 m along z after 1 s: errors {pose_errors(target, _q(s))}")
     # a joint trajectory takes over from the pose, followed through the task-space law's joint-reference path
@@ -434,11 +434,11 @@ def test_joint_trajectories_under_a_task_space_law_and_after_switching_back(stac
     target = tip_pose(_q(s))
     target[:3, 3] += [0.0, 0.05, 0.0]
     _send_pose(s, pose_msg(target), "accepted")
-    _spin_until(s, lambda: s.status[-1].mode_reason.startswith("pose reference:"), 5, "the pose held")
+    _spin_until(s, lambda: s.status[-1].mode_reason.startswith("pose reference:"), 60, "the pose held")
     _spin(s, 1.0)
     q = _q(s).copy()
     _set(s, "law", "computed_torque")
-    _spin_until(s, lambda: "pose reference dropped" in s.status[-1].mode_reason, 5, "the pose dropped")
+    _spin_until(s, lambda: "pose reference dropped" in s.status[-1].mode_reason, 60, "the pose dropped")
     print(f"law switched back: {s.status[-1].mode_reason}")
     _spin(s, 0.5)
     assert np.abs(_q(s) - q).max() < 5e-3
