@@ -81,12 +81,13 @@ from .description import RobotDescription
 from .diagnostics import DiagnosticsPublisher
 from .mujoco_sim_services import BRAKED, DAMPED, FAULT, RUNNING, ZERO, SimServices
 from .parameter_files import load_schema
-from .runtime import Refusals, Refused, guarded, run_node
+from .runtime import PolledSubscription, Refusals, Refused, guarded, run_node
 
 DRIVE_QOS = QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL, reliability=ReliabilityPolicy.RELIABLE)
 BEHAVIORS = ("brake", "zero", "damp")
 FIRST_REPUBLISH = 0.1  # s wall: republish period before the first command in lockstep
 LOCKSTEP_TICK = 0.02  # s wall: how often lockstep checks whether to republish
+COMMAND_POLL_BACKSTOP = 1.0  # s: the command reader's own thread takes what no tick took (the ticks take them all)
 
 # drive modes and what ~/drive_state says in each
 WAITING = "waiting for the first command"
@@ -194,7 +195,13 @@ class MujocoSim(SimServices, Node):
         publish_clock = v["publish_clock"] and not self.stamp_system
         self.clock_pub = self.create_publisher(Clock, "/clock", 10) if publish_clock else None
         topic = f"{v['effort_controller']}/commands"
-        self.create_subscription(Float64MultiArray, topic, self.on_command, 10)
+        if self.lockstep:  # a command steps the arm at once: dispatched as it arrives
+            self.command_poll = None
+            self.create_subscription(Float64MultiArray, topic, self.on_command, 10)
+        else:  # real time: the commands waiting are taken at each tick (the arm holds the latest between two ticks
+            # anyway), not dispatched one by one by the executor: 0.15 of a core less beside a 500 Hz controller
+            self.command_poll = PolledSubscription(self, Float64MultiArray, topic, QoSProfile(depth=10),
+                                                   self.on_command, COMMAND_POLL_BACKSTOP)
         self.create_service(SetBool, "~/pause", self.on_pause)
         self.create_service(Trigger, "~/reset", self.on_reset)
         self.create_service(Trigger, "~/statistics", self.on_statistics)
@@ -383,7 +390,8 @@ class MujocoSim(SimServices, Node):
 
     @guarded()
     def on_timer(self) -> None:
-        """Real time: watchdog, one control period, publish."""
+        """Real time: the commands that arrived, watchdog, one control period, publish."""
+        self.command_poll.drain()  # each through on_command (validated, counted), before the lock is taken here
         with self.lock:
             if self.arm is None or self.paused:
                 return

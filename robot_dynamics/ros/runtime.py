@@ -293,6 +293,7 @@ def poll_sim_time(node: Node, period: float = SIM_TIME_POLL) -> threading.Thread
     polled = PolledSubscription(node, ClockMsg, "/clock", QoSProfile(depth=1, reliability=ReliabilityPolicy.BEST_EFFORT),
                                 on_clock, period, raw=True)
     node._sim_time_node = polled.node  # kept alive with the node
+    node._sim_time_poll = polled  # its ``period`` may be changed while it runs (read before every wait)
     return polled.thread
 
 
