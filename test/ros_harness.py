@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import atexit
+import contextlib
 import os
 import signal
 import subprocess
@@ -15,6 +16,7 @@ from typing import Any
 
 from robot_dynamics.ros.bringup import die_with_parent
 from robot_dynamics.ros.node_set import node_environment
+from robot_dynamics.ros.runtime import DUMP_SIGNAL
 
 _CHILDREN: list[subprocess.Popen] = []
 
@@ -108,9 +110,32 @@ def call_service(node: Any, client: Any, request: Any, timeout: float = CALL_CAP
         if time.monotonic() >= deadline:
             for f in futures:
                 client.remove_pending_request(f)
-            raise TimeoutError(f"no answer from {client.srv_name} within {timeout} s ({len(futures)} request(s) sent)")
+            dumped = dump_node_stacks()
+            raise TimeoutError(f"no answer from {client.srv_name} within {timeout} s ({len(futures)} request(s) sent; "
+                               f"the stacks of {dumped or 'no'} node process(es) are in their logs)")
         if idempotent:
             futures.append(client.call_async(request))
+
+
+def dump_node_stacks() -> list[int]:
+    """``DUMP_SIGNAL`` to every node process this test process started (its children running
+    ``robot_dynamics.ros.*``): each writes its threads' stacks to its log.  Their pids."""
+    pids = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as f:
+                ppid = int(f.read().rsplit(")", 1)[1].split()[1])
+            with open(f"/proc/{entry}/cmdline", "rb") as f:
+                cmd = f.read()
+        except (OSError, ValueError, IndexError):
+            continue
+        if ppid == os.getpid() and b"robot_dynamics.ros." in cmd:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(int(entry), DUMP_SIGNAL)
+                pids.append(int(entry))
+    return pids
 
 
 def wait_for_service(client: Any, timeout: float = CALL_CAP) -> None:

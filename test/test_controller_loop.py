@@ -193,7 +193,7 @@ def test_loop_input_takes_the_states_and_keeps_use_sim_time(loop):
     s = _statistics(node, stats)
     assert s["state_input"] == "loop", s
     client = node.create_client(SetParameters, "/computed_torque_controller/set_parameters")
-    wait_for_service(client, 30)
+    wait_for_service(client)
     request = SetParameters.Request(parameters=[ParameterMsg(
         name="use_sim_time", value=ParameterValue(type=ParameterType.PARAMETER_BOOL, bool_value=True))])
     result = call_service(node, client, request).results[0]

@@ -170,7 +170,7 @@ def test_sim_braked_at_start_and_stale_when_paused(watch):
     assert int(v["steps"]) > 0 and 0.0 < float(v["real_time_factor"]) < 1.5, v
     assert 0.0 < float(v["state_rate_hz"]) < 150, v
     pause = watch.node.create_client(SetBool, "/mujoco_sim/pause")
-    wait_for_service(pause, 30)
+    wait_for_service(pause)
     assert call_service(watch.node, pause, SetBool.Request(data=True)).success
     try:
         s = watch.wait_for(SIM, lambda s: _level(s) == STALE, 5.0, "mujoco_sim STALE when paused")

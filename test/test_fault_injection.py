@@ -254,7 +254,7 @@ def test_killed_controller_arm_stops_and_restart_recovers(stack):
                            f"restart log:\n{tail}") from None
     # what the arm gets, counted by the drive: commands applied again, running, the arm held (not falling)
     sim_stats = stack.node.create_client(Trigger, "/mujoco_sim/statistics")
-    wait_for_service(sim_stats, 30)
+    wait_for_service(sim_stats)
     a0 = json.loads(call_service(stack.node, sim_stats, Trigger.Request()).message)["commands"]["applied"]
     spin(stack.node, 1.0)
     s1 = json.loads(call_service(stack.node, sim_stats, Trigger.Request()).message)

@@ -155,7 +155,7 @@ def arm(ros, tmp_path_factory):
         with Bringup(nodes, log_dir=tmp_path_factory.mktemp("fjt")) as bringup:
             a = Arm(node)
             assert a.client.wait_for_server(timeout_sec=60), "no action server"
-            wait_for_service(a.params, 30)
+            wait_for_service(a.params)
             # the controller holds the arm once it has the model and a state (its JTC state says so)
             spin_until(node, lambda: len(a.jtc) > 3 and len(a.states) > 3, 120, "controller running")
             yield a
@@ -442,7 +442,7 @@ def test_swap_and_goals_import_nothing_beside_the_loop(arm):
     refused and change nothing."""
     swap = arm.node.create_client(SetDynamicParameters, "/computed_torque_controller/set_dynamic_parameters")
     stats = arm.node.create_client(Trigger, "/computed_torque_controller/statistics")
-    wait_for_service(swap, 30)
+    wait_for_service(swap)
     base = MODEL.base_parameters()
     arm.settle()
     for scale, target in ((1.05, B), (1.0, A)):

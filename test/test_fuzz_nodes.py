@@ -250,7 +250,7 @@ def test_fuzzed_dynamics_requests(stack, kind_reqs):
             "fd": n.create_client(ForwardDynamics, "/dynamics_server/forward_dynamics"),
         }
         for c in clients.values():
-            wait_for_service(c, 30)
+            wait_for_service(c)
     for kind in clients:
         batch = [req for k, req in kind_reqs if k == kind]
         for resp in _answered(stack, clients[kind], batch) if batch else []:
@@ -275,7 +275,7 @@ def test_fuzzed_convert_requests(stack, reqs):
     client = getattr(stack, "_convert", None)
     if client is None:
         client = stack._convert = stack.node.create_client(ConvertUrdf, "/urdf_to_dh/convert")
-        wait_for_service(client, 30)
+        wait_for_service(client)
     answers = _answered(stack, client, [ConvertUrdf.Request(urdf=t, base_link=b, tip_link=k) for t, b, k in reqs])
     for (text, _, _), resp in zip(reqs, answers, strict=True):
         sent = text.split("\x00")[0]  # a ROS string ends at the first NUL on the wire

@@ -55,7 +55,7 @@ def server():
     thread.start()
     client_node = rclpy.create_node("gil_free_client")
     client = client_node.create_client(TimeScale, "/gil_free_test/time_scale")
-    wait_for_service(client, 30)
+    wait_for_service(client)
     try:
         yield srv, gate, client_node, client, seen
     finally:

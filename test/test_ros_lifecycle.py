@@ -65,7 +65,7 @@ def test_controller_sends_holding_command_on_shutdown(client, tmp_path):
     with node_process("computed_torque_controller", tmp_path, params={"urdf_path": "rx90"},
                       param_files=[config_dir() / "rx90.yaml"]) as ctl:
         stats = client.create_client(Trigger, "/computed_torque_controller/statistics")
-        wait_for_service(stats, 30)
+        wait_for_service(stats)
         end = time.monotonic() + 3
         while time.monotonic() < end:  # a steady state stream at the pose q
             pub.publish(JointState(name=model.joint_names, position=q.tolist(), velocity=[0.0] * 6, effort=[0.0] * 6))
@@ -79,3 +79,23 @@ def test_controller_sends_holding_command_on_shutdown(client, tmp_path):
             rclpy.spin_once(client, timeout_sec=0.05)
     assert len(commands) >= n_before
     np.testing.assert_allclose(commands[-1], model.gravity_torques(q), atol=1e-9)
+
+
+def test_a_node_dumps_its_stacks_on_sigusr1_and_goes_on(tmp_path):
+    """``kill -USR1`` (``runtime.DUMP_SIGNAL``): every thread's Python stack in the node's log, the node still
+    running and stopping cleanly (what a test that got no answer does to every node it started)."""
+    from robot_dynamics.ros.runtime import DUMP_SIGNAL
+
+    log = tmp_path / "urdf_to_dh.log"
+    with node_process("urdf_to_dh", tmp_path, params={"urdf_path": "rx90"}) as proc:
+        deadline = time.monotonic() + 60
+        while "robot 'rx90'" not in (log.read_text() if log.exists() else ""):
+            assert proc.poll() is None and time.monotonic() < deadline, log.read_text() if log.exists() else ""
+            time.sleep(0.1)
+        # until the main thread is seen spinning its executor (a dump during the start-up shows the start-up)
+        while "_spin_until_stopped" not in log.read_text():
+            assert proc.poll() is None and time.monotonic() < deadline, log.read_text()[-2000:]
+            proc.send_signal(DUMP_SIGNAL)
+            time.sleep(1.0)
+        assert "thread 0x" in log.read_text().lower() and proc.poll() is None
+        assert stop_process(proc) == 0

@@ -80,7 +80,7 @@ def test_trajectory_generator_parameters(ros, tmp_path):
         setp = node.create_client(SetParameters, "/trajectory_generator/set_parameters")
         getp = node.create_client(GetParameters, "/trajectory_generator/get_parameters")
         wait_for_service(plan, 60)
-        wait_for_service(setp, 30)
+        wait_for_service(setp)
         goal = [JointTrajectoryPoint(positions=(Q + 0.3).tolist())]
         resp = _plan(node, plan, waypoints=goal, profile="quintic", start_from_current=True)
         assert resp.success, resp.message

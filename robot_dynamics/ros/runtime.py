@@ -16,6 +16,7 @@
 from __future__ import annotations
 
 import contextlib
+import faulthandler
 import functools
 import gc
 import signal
@@ -41,6 +42,7 @@ from .gil_free_take import GilFreeExecutor, GilFreeSingleThreadedExecutor
 from .request_gate import one_malloc_arena
 
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+DUMP_SIGNAL = signal.SIGUSR1  # dumps the threads' stacks (faulthandler)
 
 
 class Refusals:
@@ -160,6 +162,9 @@ def run_node(factory: Callable[[], Node], args: Sequence[str] | None = None) -> 
     stop = threading.Event()
     side: list[tuple[threading.Thread, SingleThreadedExecutor, Any]] = []
     one_malloc_arena()  # before any thread: a huge request's freed buffers can be given back to the system
+    # ``kill -USR1 <pid>``: every thread's Python stack to stderr (the node's log), the node going on: what a node that
+    # does not answer is doing
+    faulthandler.register(DUMP_SIGNAL, all_threads=True, chain=False)
     rclpy.init(args=args, signal_handler_options=SignalHandlerOptions.NO)
     for sig in STOP_SIGNALS:
         signal.signal(sig, lambda *_: stop.set())

@@ -112,12 +112,12 @@ class _ActionServer(ActionServer):
             why = (f"goal with {request.points} trajectory points refused before conversion (max_trajectory_points "
                    f"{self.gate.limit() if self.gate else '?'})" if isinstance(request, Oversize)
                    else f"goal could not be converted: {type(request).__name__}: {request}")
+            if self._on_oversize is not None:  # counted before the client hears of it (it may ask at once)
+                self._on_oversize(why)
             response = self._action_type.Impl.SendGoalService.Response()
             response.accepted = False
             with self._lock:
                 self._handle.send_goal_response(request_header, response)
-            if self._on_oversize is not None:
-                self._on_oversize(why)
             return None
         return await super()._execute_goal_request(request_header_and_message)
 
