@@ -22,10 +22,10 @@ CONTROL_MSGS_BUILD := $(CURDIR)/build/control_msgs
 CONTROL_MSGS_FILES := $(wildcard $(CONTROL_MSGS)/msg/*.msg $(CONTROL_MSGS)/action/*.action) \
 	$(CONTROL_MSGS)/CMakeLists.txt $(CONTROL_MSGS)/package.xml
 PYTEST_ARGS ?=
-# the integration tier runs two test files side by side (each worker in its own ROS domain: 8.8 instead of 12 min
-# on a 2-core host); ROS_WORKERS=1 runs one file at a time
-ROS_WORKERS ?= 2
-ROS_WORKERS_ARGS := $(if $(filter-out 1,$(ROS_WORKERS)),-n $(ROS_WORKERS) --dist loadfile)
+# the integration tier runs two test files side by side when two cores are idle as it starts, one otherwise
+# (tools/ros_workers.py; each worker in its own ROS domain: 8.3 instead of 12 min on an idle 2-core host); ROS_WORKERS=1
+# or 2 chooses
+ROS_WORKERS ?= auto
 # the two interface packages build side by side (independent targets); recipes stay sequential
 MAKEFLAGS += --jobs=2
 
@@ -73,7 +73,10 @@ $(STAMPS)/package: pyproject.toml $(STAMPS)/interfaces $(STAMPS)/control_msgs
 # nothing, fails
 test: env
 	$(RUN_ENV) $(VPY) -m pytest -m "not ros" -n auto --dist worksteal $(PYTEST_ARGS)
-	$(RUN_ENV) $(VPY) -m pytest -m ros $(ROS_WORKERS_ARGS) $(PYTEST_ARGS)
+	@w=$(ROS_WORKERS); if [ "$$w" = auto ]; then w=$$($(VPY) tools/ros_workers.py) || exit 1; fi; \
+	args=; if [ "$$w" -gt 1 ]; then args="-n $$w --dist loadfile"; fi; \
+	echo "$(RUN_ENV) $(VPY) -m pytest -m ros $$args $(PYTEST_ARGS)"; \
+	$(RUN_ENV) $(VPY) -m pytest -m ros $$args $(PYTEST_ARGS)
 
 # the core tier alone
 test-fast: env
