@@ -7,6 +7,7 @@ is left alone (no guarded cycle)."""
 from __future__ import annotations
 
 import json
+import time
 
 import numpy as np
 import pytest
@@ -68,9 +69,16 @@ def test_a_weak_law_is_braked_near_a_limit_and_left_alone_mid_range(tmp_path):
                 arm["q"] = q_mid + u * (q_near - q_mid)
                 spin(node, 0.02)
             arm["qd"] = qd_near
+            # the guard acts once the controller trusts these states: at once on an idle host; on a busy one, states
+            # delivered in a burst can read as a jump (refused, the controller stale) until the stream confirms
+            # itself again (the state monitor's conflict hold)
+            deadline = time.monotonic() + 60
+            while guarded() == 0:
+                assert time.monotonic() < deadline, ("no guarded cycle near the limit within 60 s; the controller's log: "
+                                                     + (tmp_path / "computed_torque_controller.log").read_text()[-1500:])
+                spin(node, 0.2)
             n = len(commands)
-            spin_until(node, lambda: len(commands) > n + 100, 60, "precondition: commands stopped")
-            assert guarded() > 0
+            spin_until(node, lambda: len(commands) > n + 10, 60, "precondition: commands stopped")
             assert ctl.poll() is None
         sim = MujocoArm(MODEL)
         tau_law = MODEL.inverse_dynamics(q_near, qd_near, np.zeros(6))  # what the weak law commands (≈)
