@@ -159,6 +159,57 @@ def test_stale_at_the_timeout_boundary_aborts_the_goal_and_resumes_holding(ctx):
     np.testing.assert_allclose(cycle.q_ref, Q0 + 0.01)
 
 
+def test_the_stale_output_ends_at_stale_hold_timeout_and_comes_back_with_a_state(ctx, model):
+    """The gravity hold at the last trusted position lasts ``stale_hold`` s beyond ``state_timeout``, to the boundary;
+    just beyond it nothing is commanded (the drive's watchdog brakes) and the mode says so; a trusted state brings the
+    hold back, and the next loss of states gets the whole hold again."""
+    core, out = running(ctx)
+    gravity = model.inverse_dynamics(Q0, np.zeros(6), np.zeros(6))
+    assert core.stale_hold == cc.STALE_HOLD == 1.0
+    end = 10.0 + TIMEOUT + cc.STALE_HOLD
+    assert core.stale_output(10.0) is not None and not core.is_stale(10.0)  # (only called when stale)
+    for wall in (10.0 + TIMEOUT + 1e-6, end):  # stale at rest: the watchdog's gravity hold, to the boundary
+        assert core.is_stale(wall) and core.update(10.0, wall) is None
+        np.testing.assert_allclose(core.stale_output(wall), gravity, atol=1e-6)
+        assert core.mode == cc.STALE and "holding gravity for at most 1 s" in core.mode_reason
+    assert core.is_stale(end + 1e-6) and core.stale_output(end + 1e-6) is None and core.update(10.0, end + 1e-6) is None
+    assert core.released and "stale output ended (stale_hold_timeout 1 s), publishing nothing" in core.mode_reason
+    assert [m for m, r in out.transitions].count(cc.STALE) == 2  # entering stale, then the end of its output
+    core.is_stale(end + 5.0)
+    assert [m for m, r in out.transitions].count(cc.STALE) == 2  # said once
+    # a trusted state: holding again (the brake released by the command)
+    core.state_arrived(Q0, np.zeros(6), end + 5.0, end + 5.0, end + 5.0)
+    cycle = core.update(end + 5.0, end + 5.0)
+    assert cycle is not None and core.mode == cc.HOLDING
+    t = end + 5.0 + TIMEOUT + 1e-6
+    assert core.is_stale(t) and not core.released
+    np.testing.assert_allclose(core.stale_output(t), gravity, atol=1e-6)
+    # behaviour none: nothing at all; a hold of 0 s: nothing once stale
+    core.stale_behavior = "none"
+    assert core.stale_output(t) is None
+    core.stale_behavior, core.stale_hold = "gravity_hold", 0.0
+    assert core.stale_output(t) is None
+
+
+def test_braking_without_states_also_ends_at_stale_hold_timeout(ctx):
+    """A moving arm braked open loop after its states stopped: the braking command is the stale output too, and
+    stops at the same bound (the drive's brake takes over), even with the joint still braked."""
+    qd = np.zeros(6)
+    qd[1] = 0.95 * ctx.envelope.velocity[1]  # joint2 at 3.3 rad/s, braked at 10.6 rad/s^2: 0.31 s
+    core, _ = make_core(ctx)
+    core.stale_hold = 0.04
+    core.update(10.0, 10.0)
+    core.state_arrived(Q0, qd, 10.0, 10.0, 10.0)
+    assert core.update(10.0, 10.0) is not None
+    end = 10.0 + TIMEOUT + 0.04  # braked from blind_age (0.25 s) on: still braking at 0.54 s
+    assert core.blind_command(end + 1e-6 - 10.0)[1]  # still braking then
+    for wall in (10.0 + TIMEOUT + 1e-6, end):
+        braking = core.update(10.0, wall)
+        assert braking is not None and core.mode == cc.STALE and not core.released
+    assert core.stale_output(end) is None  # (the loop brakes: the watchdog publishes nothing meanwhile)
+    assert core.update(10.0, end + 1e-6) is None and core.released
+
+
 def test_a_time_jump_drops_the_trajectory_and_holds_where_the_next_state_says(ctx):
     core, _ = running(ctx)
     core.queue_trajectory((ramp(Q0, 0.1, 5.0), None, 51, None))

@@ -240,6 +240,52 @@ def test_a_stream_of_states_jumping_by_1_rad(stack):
     stack.assert_healthy()
 
 
+def test_states_refused_for_long_end_the_stale_output_and_the_drive_brakes(stack):
+    """A busy host once kept the controller refusing the real stream for ~65 s after a fault: its stale output, a
+    gravity hold at the last trusted position, went on open loop, the simulator's watchdog never tripped, and joint3
+    drifted 3 rad past its limit.  Replayed here with a second publisher that keeps disagreeing (joint5 0.3 rad
+    behind) during a move toward joint5's limit, for as long as it takes: the stale output ends after
+    stale_hold_timeout, the drive's watchdog brakes the arm (the simulator's own log), no command releases the brake
+    while the states are refused, the arm stays inside its limits, and the controller holds again once the lie
+    stops."""
+    sim_log = stack.log_dir / "mujoco_sim.log"
+    goal = np.zeros(6)
+    goal[J5] = -0.5
+    _move(stack, goal)
+    _settle(stack)
+    since, n_ctl = len(stack.monitor.states), len(stack.monitor.ctl)
+    engaged0 = sim_log.read_text().count("brake engaged: command timeout")
+    goal[J5] = UPPER[J5] - 0.02
+    _move(stack, goal)
+
+    def lie(count: int) -> None:
+        for _ in range(count):
+            _, stamp, q, _ = stack.monitor.states[-1]
+            q = q.copy()
+            q[J5] -= 0.3
+            stack.state_pub.publish(_hostile(q, stamp))
+            spin(stack.node, 0.002)
+
+    def braked() -> bool:
+        ended = any("stale output ended" in m.mode_reason for m in stack.monitor.ctl[n_ctl:])
+        return ended and sim_log.read_text().count("brake engaged: command timeout") > engaged0
+
+    cap = time.monotonic() + 120.0
+    while not braked():
+        if time.monotonic() > cap:
+            raise TimeoutError(f"in 120 s of conflicting states the stale output did not end with the drive braked "
+                               f"(modes {[m.mode_reason[:80] for m in stack.monitor.ctl[n_ctl:]][-3:]})")
+        lie(50)
+    released = sim_log.read_text().count("brake released")
+    lie(250)  # still refused: nothing commanded, the brake stays engaged
+    assert sim_log.read_text().count("brake released") == released, "a command released the brake while stale"
+    _report(stack, "states refused until the stale output ended", since)
+    _settle(stack)
+    spin_until(stack.node, lambda: sim_log.read_text().count("brake released") > released, 60,
+               "the controller held again but its commands never released the brake")
+    stack.assert_healthy()
+
+
 def _value(x) -> ParameterValue:
     if isinstance(x, bool):
         return ParameterValue(type=ParameterType.PARAMETER_BOOL, bool_value=x)

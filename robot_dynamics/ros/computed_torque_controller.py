@@ -66,8 +66,9 @@ Safety, by construction:
   off the executor); the control cycle picks the result up at a cycle boundary.  ``max_trajectory_points`` bounds the work.
 * **State machine** (``ControllerState.mode``): ``no_model`` -> ``no_state`` -> ``holding`` /
   ``tracking``; ``stale`` when the last state is older than ``state_timeout`` (steady clock) —
-  then the ``stale_behavior`` (``gravity_hold``: gravity torques at the last position; ``none``);
-  every transition is logged and published at once.  Coming back from ``stale``, after a time
+  then the ``stale_behavior`` (``gravity_hold``: the arm braked to rest, then gravity torques at
+  the last position, for at most ``stale_hold_timeout`` s, then nothing: the drive's command
+  timeout applies; ``none``); every transition is logged and published at once.  Coming back from ``stale``, after a time
   jump (clock or stamps going back, or leaping forward) the running trajectory is dropped and
   the arm holds where it is; the law's internal state is reset.
 * **Outputs**: every command is finite and within the effort limits, or it is not sent.
@@ -201,6 +202,7 @@ class ComputedTorqueControllerNode(LoopInput, Inputs, Actions, Reporting, Node):
         # node's (the loop thread vs the executor's and the action's callbacks; uncontended: ~0.1 us)
         self.core = ControlCore(_NodeOutputs(self), trigger=self.trigger, timeout=v["state_timeout"],
                                 stale_behavior=v["stale_behavior"], pose_margin=v["pose_limit_margin"],
+                                stale_hold=v["stale_hold_timeout"],
                                 motor_topic=v["motor_states_topic"])
         self._lock = self.core.lock
         self.mode_wall = 0.0
@@ -359,6 +361,7 @@ class ComputedTorqueControllerNode(LoopInput, Inputs, Actions, Reporting, Node):
                 r = values["state_publish_rate"]
                 self.state_period = 1.0 / r if r > 0 else 0.0
             self.core.stale_behavior = values["stale_behavior"]
+            self.core.stale_hold = values["stale_hold_timeout"]
             self.max_points = values["max_trajectory_points"]
             self.start_tolerance = values["start_tolerance"]
             self.core.pose_margin = values["pose_limit_margin"]
@@ -434,11 +437,9 @@ class ComputedTorqueControllerNode(LoopInput, Inputs, Actions, Reporting, Node):
         wall = time.monotonic()
         if not self.core.is_stale(wall):
             return
-        # gravity hold, unless the loop is still braking the arm to rest (core.blind_command: every cycle)
-        braking = (self.trigger == "timer" and self.core.state_wall is not None
-                   and self.core.blind_command(wall - self.core.state_wall)[1])
-        if self.core.stale_behavior == "gravity_hold" and not braking:
-            self._publish(self.core.holding_torque(), hold=True)
+        tau = self.core.stale_output(wall)  # gravity hold (None: braking in the loop, behaviour none, hold ended)
+        if tau is not None:
+            self._publish(tau, hold=True)
         self._publish_state(None)
 
     def _goal_too_large(self, why: str) -> None:

@@ -5,7 +5,9 @@ state machine, the reference (trajectory, pose reference, hold), the goal's tole
 what a cycle returns, and implements :class:`Outputs` (logging, mode messages, message buffers).
 
 State machine (``ControllerState.mode``): ``no_model`` -> ``no_state`` -> ``holding`` / ``tracking``; ``stale``
-when the last accepted state is older than ``timeout`` (steady clock, ``wall``).  Coming back from ``stale``, and
+when the last accepted state is older than ``timeout`` (steady clock, ``wall``): the arm is braked to rest, then
+held against gravity, for at most ``stale_hold`` s (:data:`STALE_HOLD`); after that nothing is commanded and the
+drive's own command timeout applies (its brake), until a state is trusted again.  Coming back from ``stale``, and
 after a time jump (the control time going back or leaping more than ``max_time_step``), the running trajectory is
 dropped and the arm holds where it is (never outside its limits: the safety envelope's hold target).  A new
 trajectory, goal or pose reference is adopted at a cycle boundary (:meth:`ControlCore.take_pending`); a goal
@@ -50,6 +52,12 @@ law's feedback accelerates the arm without seeing it (a conflicting publisher re
 RX-90 coast 1.3-2.7 rad under the gravity hold that followed, 0.14 rad past joint5's limit once).  The arm is braked
 to rest from the last accepted state instead (open loop, :meth:`ControlCore.blind_command`) until a fresh state comes
 back, or the state goes stale (the same command while the braking lasts, then the gravity hold)."""
+
+STALE_HOLD = 1.0
+"""s: the default ``stale_hold_timeout``.  The stale output is open loop on the last trusted state: unbounded, it held
+gravity at a position the arm had left (a busy host made the controller refuse the real stream for ~65 s after a fault;
+the simulated RX-90 drifted 3 rad past joint3's limit under that hold, the simulator's watchdog never tripping because
+commands kept coming)."""
 
 PendingTrajectory = tuple[SampledTrajectory, "float | None", int, "GoalRun | None"]
 """A checked trajectory waiting for the next cycle: (trajectory, start stamp or None: now, points, goal or None)."""
@@ -97,15 +105,18 @@ class Cycle:
 class ControlCore:
     """The controller's state and its control cycle (module docstring).  ``trigger``: "timer" (the control time is
     the clock) or "state" (lockstep: the control time is the state's stamp); ``timeout``: state_timeout (s);
-    ``stale_behavior``: "gravity_hold" or "none"; ``pose_margin``: pose_limit_margin (rad, m)."""
+    ``stale_behavior``: "gravity_hold" or "none"; ``pose_margin``: pose_limit_margin (rad, m); ``stale_hold``:
+    stale_hold_timeout (s, how long the stale output lasts)."""
 
     def __init__(self, out: Outputs, *, trigger: str, timeout: float, stale_behavior: str, pose_margin: float,
-                 motor_topic: str = "") -> None:
+                 motor_topic: str = "", stale_hold: float = STALE_HOLD) -> None:
         self.out = out
         self.trigger = trigger
         self.timeout = timeout
         self.max_time_step = max(1.0, 2.0 * timeout)  # a larger leap of the control time is a time jump
         self.stale_behavior = stale_behavior
+        self.stale_hold = stale_hold
+        self.released = False  # stale beyond stale_hold: nothing commanded (said once)
         self.pose_margin = pose_margin
         self.motor_topic = motor_topic
         self.lock = threading.RLock()
@@ -183,8 +194,17 @@ class ControlCore:
             latest = self.out.latest_refusal()
             why = f" (last refused: {latest[0]}: {latest[1][:300]})" if latest is not None else ""
             self.end_goal(ABORTED, INVALID_GOAL, f"no valid joint state for more than {self.timeout} s{why}")
+            self.released = False
             self.transition(STALE, f"no valid joint state for more than {self.timeout} s: " + (
-                "holding gravity" if self.stale_behavior == "gravity_hold" else "publishing nothing") + why)
+                f"holding gravity for at most {self.stale_hold:g} s" if self.stale_behavior == "gravity_hold"
+                else "publishing nothing") + why)
+        elif stale and self.mode == STALE and not self.released and self.hold_ended(wall):
+            self.released = True
+            latest = self.out.latest_refusal()
+            why = f" (last refused: {latest[0]}: {latest[1][:300]})" if latest is not None else ""
+            self.transition(STALE, f"no valid joint state for more than {self.timeout + self.stale_hold:g} s: stale "
+                                   f"output ended (stale_hold_timeout {self.stale_hold:g} s), publishing nothing: the "
+                                   "drive's command timeout applies" + why)
         elif not stale and self.mode == STALE:
             if self.trigger == "timer":  # time went on without us: never resume a trajectory mid-way
                 self.hold_here("joint state back: trajectory dropped, holding the current position")
@@ -192,6 +212,21 @@ class ControlCore:
             else:  # the control time is the state stamp: stamp jumps are judged in accept_state
                 self.transition(TRACKING if self.trajectory is not None else HOLDING, "joint state back")
         return stale
+
+    def hold_ended(self, wall: float) -> bool:
+        """True when the last accepted state is older than ``timeout + stale_hold`` at steady time ``wall``: the stale
+        output (braking, gravity hold) has ended."""
+        return self.state_wall is not None and wall - self.state_wall > self.timeout + self.stale_hold
+
+    def stale_output(self, wall: float) -> np.ndarray | None:
+        """The watchdog's command while stale (call after :meth:`is_stale` said so): gravity at the last position
+        (``gravity_hold``), unless the loop is still braking the arm to rest (timer trigger: every cycle, see
+        :meth:`update`), the behaviour is ``none`` or the hold has ended (``stale_hold``)."""
+        if self.stale_behavior != "gravity_hold" or self.hold_ended(wall) or self.ctx is None or self.q is None:
+            return None
+        if self.trigger == "timer" and self.blind_command(wall - self.state_wall)[1]:
+            return None
+        return self.holding_torque()
 
     # ------------------------------------------------------------ states
     def state_arrived(self, q: np.ndarray, qd: np.ndarray, stamp: float, now_clock: float, wall: float) -> None:
@@ -385,7 +420,7 @@ class ControlCore:
             return None
         stale = self.is_stale(wall)
         if self.trigger == "timer" and (stale or wall - self.state_wall > self.blind_age):
-            if stale and self.stale_behavior != "gravity_hold":
+            if stale and (self.stale_behavior != "gravity_hold" or self.hold_ended(wall)):
                 return None
             tau, braking = self.blind_command(wall - self.state_wall)
             if stale and not braking:
@@ -530,5 +565,5 @@ def holding_torque(ctx: Context, q: np.ndarray) -> np.ndarray:
     zero = np.zeros(ctx.model.dof)
     return np.clip(np.asarray(ctx.controller.inverse_dynamics(q, zero, zero), dtype=float), -ctx.effort, ctx.effort)
 
-__all__ = ["BLIND_FRACTION", "HOLDING", "NO_MODEL", "NO_STATE", "STALE", "TRACKING", "ControlCore", "Cycle", "Outputs",
+__all__ = ["BLIND_FRACTION", "HOLDING", "NO_MODEL", "NO_STATE", "STALE", "STALE_HOLD", "TRACKING", "ControlCore", "Cycle", "Outputs",
            "PendingTrajectory", "braking_command", "holding_torque", "law_command"]
