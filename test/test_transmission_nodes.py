@@ -57,10 +57,11 @@ def test_coupled_wrist_driven_in_motor_torques(tmp_path):
         stamps.append(m.header.stamp.sec + 1e-9 * m.header.stamp.nanosec)
         by_stamp[(m.header.stamp.sec, m.header.stamp.nanosec)] = states[-1]
 
-    node.create_subscription(JointState, f"{NS}/joint_states", on_state, 100)
-    node.create_subscription(JointState, f"{NS}/mujoco_sim/motor_states", motors.append, 100)
+    # deep queues: a busy host starves this process, and a command lost here reads as one the drive never applied
+    node.create_subscription(JointState, f"{NS}/joint_states", on_state, 10000)
+    node.create_subscription(JointState, f"{NS}/mujoco_sim/motor_states", motors.append, 10000)
     node.create_subscription(Float64MultiArray, f"{NS}/effort_controller/commands",
-                             lambda m: commands.append(np.array(m.data)), 100)
+                             lambda m: commands.append(np.array(m.data)), 10000)
     common = {"urdf_path": "rx90", "command_space": "motor"}
     try:
         with node_process("mujoco_sim", tmp_path, params=common, param_files=[PARAMS], remaps={"__ns": NS}), \
