@@ -90,11 +90,17 @@ def test_identify_and_swap_on_the_running_arm(tmp_path):
     def move(q1: np.ndarray) -> float:
         """:func:`move_once`, again (up to 3 times) when the drive ran 25 control periods or more on one command
         during the move: the arm was then left without commands by a starved host (the drive's own count, sim
-        time), which is not what the model does."""
+        time), which is not what the model does; or when the goal was aborted for stale states (a starved host
+        delivered none for state_timeout: safe, and not what the model does either)."""
         longest, missed, late = [], [], []
         for _ in range(3):
             json.loads(call_service(node, sim_stats, Trigger.Request()).message)  # opens the window
             rms = move_once(q1)
+            if rms is None:  # aborted, stale: said by move_once
+                longest.append(None)
+                missed.append(None)
+                late.append(None)
+                continue
             runs = json.loads(call_service(node, sim_stats, Trigger.Request()).message)["long_runs_on_one_command"]
             if all(n < 25 for _, n in runs):
                 return rms
@@ -106,14 +112,14 @@ def test_identify_and_swap_on_the_running_arm(tmp_path):
                   f"{missed[-1]} % of its cycles, its latest cycle {late[-1]} ms late: again)")
         # starved: the loop missed many cycles, or its own longest stall spans most of the drive's run on one command
         # (one 260 ms stall of the whole process is 0.3 % of the cycles of a minute)
-        starved = all((m is not None and m >= 1.0) or (d is not None and d >= 0.8 * 2.0 * (n - 1))
+        starved = all(n is None or (m is not None and m >= 1.0) or (d is not None and d >= 0.8 * 2.0 * (n - 1))
                       for m, d, n in zip(missed, late, longest, strict=True))
         raise AssertionError(("precondition: a starved host left the arm without commands in three moves in a row"
                               if starved else "the arm was left without commands in three moves in a row") +
                              f" (the drive's longest run on one command: {longest} periods; the controller's missed "
                              f"cycles: {missed} %, its longest period error: {late} ms)")
 
-    def move_once(q1: np.ndarray) -> float:
+    def move_once(q1: np.ndarray) -> float | None:
         """The same move each time (from where the arm is to q1 in 6 s): the RMS tracking error of the arm on the
         way (all joints; the largest per joint is printed) — its states (exact stamps) against the reference the controller reports (``~/controller_state``,
         stamped with the control time) interpolated at those stamps: what the arm did, not how late a state
@@ -125,7 +131,11 @@ def test_identify_and_swap_on_the_running_arm(tmp_path):
         spin_until(node, fut.done, 60, "goal response")
         res = fut.result().get_result_async()
         spin_until(node, res.done, 60, "goal result")
-        assert res.result().status == GoalStatus.STATUS_SUCCEEDED, res.result().result.error_string
+        outcome = res.result()
+        if outcome.status == GoalStatus.STATUS_ABORTED and "no valid joint state" in outcome.result.error_string:
+            print(f"  (goal aborted: {outcome.result.error_string[:200]}: a starved host; again)")
+            return None
+        assert outcome.status == GoalStatus.STATUS_SUCCEEDED, outcome.result.error_string
         spin(node, 0.5)
         t_ref = np.array([m.header.stamp.sec + 1e-9 * m.header.stamp.nanosec for m in jtc[k:]])
         ref = np.array([m.reference.positions for m in jtc[k:]])
