@@ -191,8 +191,12 @@ def test_runs_on_one_command_are_counted_in_sim_and_wall_time(probe, tmp_path):
     assert n * period_ms <= since_ms + 2 * period_ms, (n, since_ms)  # n periods fit in the wall time between
     assert period_ms * 0.5 <= tick_ms <= since_ms, tick_ms
     longest = stats["periods_on_one_command"]["since_last_call"]
-    assert longest["periods"] == n and longest["seconds"] == pytest.approx(n * period_ms * 1e-3)
-    assert longest["ended_at_sim_time"] == pytest.approx(t, abs=period_ms * 1e-3)
+    # the longest counts the run still going when the call came too (after the last command: long on a busy host)
+    assert longest["periods"] >= n and longest["seconds"] == pytest.approx(longest["periods"] * period_ms * 1e-3)
+    if longest["periods"] == n:
+        assert longest["ended_at_sim_time"] == pytest.approx(t, abs=period_ms * 1e-3)
+    else:
+        assert longest["ended_at_sim_time"] > t
     assert again["long_runs_on_one_command"] == [] and again["long_runs_wall"] == []
 
 

@@ -9,6 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from robot_dynamics.safety import ARRIVAL_SLACK, CONFIRM_STATES, Refused, SafetyEnvelope, StateMonitor
+from robot_dynamics.safety.state_monitor import FUTURE_SLACK
 
 NAMES = ("j1", "j2")
 LOWER = np.array([-2.0, -1.0])
@@ -51,9 +52,15 @@ def test_stamp_age_boundaries():
     mon.judge(ZERO, ZERO, -TIMEOUT, now)  # exactly state_timeout old: accepted
     mon.reset()
     refused("stale_stamp", mon, ZERO, -up(TIMEOUT), now)
-    mon.judge(ZERO, ZERO, TIMEOUT, now)  # exactly state_timeout ahead: accepted
+    # ahead of the clock: up to FUTURE_SLACK (the clock's lag: a lost /clock sample), or the timeout if longer
+    assert FUTURE_SLACK > TIMEOUT
+    mon.judge(ZERO, ZERO, FUTURE_SLACK, now)  # exactly FUTURE_SLACK ahead: accepted
     mon.reset()
-    refused("future_stamp", mon, ZERO, up(TIMEOUT), now)
+    refused("future_stamp", mon, ZERO, up(FUTURE_SLACK), now)
+    long = StateMonitor(env(), 4.0)
+    long.judge(ZERO, ZERO, 4.0, now)  # exactly a longer state_timeout ahead: accepted
+    long.reset()
+    refused("future_stamp", long, ZERO, up(4.0), now)
 
 
 def test_out_of_order_boundary():

@@ -4,7 +4,8 @@
 its stamp and the time it arrived, and accepts it or raises :class:`~robot_dynamics.safety.refusal.Refused`
 with a cause:
 
-* ``stale_stamp`` / ``future_stamp``: stamped more than ``timeout`` before / after the clock;
+* ``stale_stamp`` / ``future_stamp``: stamped more than ``timeout`` before / more than ``max(timeout,``
+  :data:`FUTURE_SLACK` ``)`` after the clock;
 * ``velocity_limits``: impossible for the robot (:meth:`SafetyEnvelope.check_velocity`);
 * ``position_limits``: farther outside the limits than the margin (:meth:`SafetyEnvelope.check_position`),
   unless the stream reached it continuously from its last trusted state (no jump, in order): an arm that
@@ -37,6 +38,11 @@ from .refusal import Refused
 ARRIVAL_SLACK = 0.02
 """s: the time between two states judged from their stamps, but at most their arrival difference plus this
 (delivery jitter: states may arrive bunched after a stall of the host)."""
+FUTURE_SLACK = 1.0
+"""s: a stamp up to this far ahead of the clock (or ``timeout``, if longer) is the clock's lag, not the state's: the
+clock a loop judges against is the last /clock it took, and a busy host loses best-effort /clock samples (states
+stamped 0.108 s ahead refused with a 0.1 s timeout, a goal aborted for it).  Farther is another time base (system
+stamps against sim time) or a lie."""
 CONFIRM_STATES = 3
 """Consecutive mutually consistent states needed to trust the stream again after a conflict."""
 
@@ -101,8 +107,9 @@ class StateMonitor:
         age = now - stamp
         if age > self.timeout:
             raise Refused("stale_stamp", f"joint_states stamped {age:.3f} s in the past (state_timeout {self.timeout} s)")
-        if age < -self.timeout:
-            raise Refused("future_stamp", f"joint_states stamped {-age:.3f} s in the future")
+        if age < -max(self.timeout, FUTURE_SLACK):
+            raise Refused("future_stamp", f"joint_states stamped {-age:.3f} s in the future (more than "
+                                          f"{max(self.timeout, FUTURE_SLACK):g} s ahead of the clock)")
         env = self.envelope
         env.check_velocity(qd)
         try:
@@ -148,4 +155,4 @@ class StateMonitor:
         self.conflicts += 1
 
 
-__all__ = ["ARRIVAL_SLACK", "CONFIRM_STATES", "StateMonitor"]
+__all__ = ["ARRIVAL_SLACK", "CONFIRM_STATES", "FUTURE_SLACK", "StateMonitor"]
