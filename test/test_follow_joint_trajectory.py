@@ -483,6 +483,9 @@ def test_goal_flood_every_goal_answered(ros, tmp_path):
     no command leaves the limits, the controller survives and the last goal is reached."""
     nodes = [n for n in node_set("rx90", "mujoco", namespace="/flood")
              if n.name in ("mujoco_sim", "computed_torque_controller")]
+    for n in nodes:  # goal handling is what is tested: a state 0.1 s late (common on a busy 2-core host) is not
+        if n.name == "computed_torque_controller":  # (stale states drop goals: tested elsewhere)
+            n.parameters.update(state_timeout=1.0)
     node = rclpy.create_node("test_fjt_flood")
     try:
         with _running(node, nodes, "/flood", tmp_path) as (arm, bringup):

@@ -234,9 +234,11 @@ def test_watchdog_stops_arm_after_commands_stop(probe, tmp_path):
             probe.until(lambda n=start: probe.drive[-1] == "braked: command timeout" and probe.last_moving >= n
                         and len(probe.states) - probe.last_moving > 50, 30, "the arm did not move, then stop")
             seq = probe.drive[n_drive:]
-            # running, braked: command timeout (more pairs only if this process stalled > 50 ms mid-stream)
-            assert seq[0::2] == ["running"] * len(seq[0::2]) and seq[-1] == "braked: command timeout", seq
-            spurious += len(seq) // 2 - 1
+            # running, braked: command timeout (more pairs only if this process stalled > 50 ms mid-stream; ~/drive_state
+            # keeps its latest only, so a busy host may show two "running" in a row: the sim's own count is below)
+            assert seq[0] == "running" and seq[-1] == "braked: command timeout", seq
+            assert set(seq) == {"running", "braked: command timeout"}, seq
+            spurious += seq.count("braked: command timeout") - 1
             assert max(np.abs(s[3]).max() for s in probe.states[start:]) > 0.1, "the torque did not move the arm"
             held = probe.states[probe.last_moving + 1:]
             for s in held:
@@ -247,7 +249,8 @@ def test_watchdog_stops_arm_after_commands_stop(probe, tmp_path):
                 assert np.any(np.abs(held[0][2] - P2R_Q0) > 0.01), "the arm should have moved before stopping"
         stats = probe.statistics()
         assert sim.poll() is None
-    assert stats["drive_transitions"] == 1 + 2 * (12 + spurious)
+    # the sim's own count: the start, then a release and a brake per stream (and per stall of this process)
+    assert stats["drive_transitions"] >= 1 + 2 * (12 + spurious) and (stats["drive_transitions"] - 1) % 2 == 0, stats
     assert _log(tmp_path).count("brake engaged: command timeout") == 12 + spurious
     assert _log(tmp_path).count("brake released: commands are back") == 11 + spurious
     ls, lw = np.array(lat_stamp) * 1e3, np.array(lat_wall) * 1e3
