@@ -183,8 +183,7 @@ class ControlCore(Intake):
         of ``stale`` (a goal aborted going in; the trajectory dropped coming back, timer trigger)."""
         stale = self.state_wall is None or wall - self.state_wall > self.timeout
         if stale and self.mode != STALE and self.state_wall is not None:
-            latest = self.out.latest_refusal()
-            why = f" (last refused: {latest[0]}: {latest[1][:300]})" if latest is not None else ""
+            why = self._last_refused()
             self.end_goal(ABORTED, INVALID_GOAL, f"no valid joint state for more than {self.timeout} s{why}")
             self.released = False
             self.transition(STALE, f"no valid joint state for more than {self.timeout} s: " + (
@@ -192,8 +191,7 @@ class ControlCore(Intake):
                 else "publishing nothing") + why)
         elif stale and self.mode == STALE and not self.released and self.hold_ended(wall):
             self.released = True
-            latest = self.out.latest_refusal()
-            why = f" (last refused: {latest[0]}: {latest[1][:300]})" if latest is not None else ""
+            why = self._last_refused()
             self.transition(STALE, f"no valid joint state for more than {self.timeout + self.stale_hold:g} s: stale "
                                    f"output ended (stale_hold_timeout {self.stale_hold:g} s), publishing nothing: the "
                                    "drive's command timeout applies" + why)
@@ -204,6 +202,11 @@ class ControlCore(Intake):
             else:  # the control time is the state stamp: stamp jumps are judged in accept_state
                 self.transition(TRACKING if self.trajectory is not None else HOLDING, "joint state back")
         return stale
+
+    def _last_refused(self) -> str:
+        """" (last refused: cause: text)" of the latest refusal, said with the stale transitions; "" if none."""
+        latest = self.out.latest_refusal()
+        return f" (last refused: {latest[0]}: {latest[1][:300]})" if latest is not None else ""
 
     def hold_ended(self, wall: float) -> bool:
         """True when the last accepted state is older than ``timeout + stale_hold`` at steady time ``wall``: the stale
