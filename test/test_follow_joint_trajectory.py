@@ -211,11 +211,13 @@ def test_goal_with_tolerances_succeeds_with_feedback(arm):
     assert np.abs(first - q0).max() < np.abs(A - q0).max() / 2 < np.abs(last - q0).max()
     indices = [fb.index for fb in msgs]
     assert indices == sorted(indices) and 0 <= indices[0] < indices[-1] <= 40
-    # on the controller's clock (sim time here): stamps increase, one feedback at most per 1/25 s of it
+    # on the controller's clock (sim time here): stamps increase, 25 Hz of it at most (the pacer's grid restarts
+    # after a late poll, so two feedbacks may fall in one 1/25 s slot counted from the first: never three, and
+    # never more than the span allows)
     stamps = np.array([fb.header.stamp.sec + 1e-9 * fb.header.stamp.nanosec for fb in msgs])
     assert (np.diff(stamps) > 0).all(), stamps
-    slots = np.floor((stamps - stamps[0]) * 25.0 + 1e-6)
-    assert (np.diff(slots) >= 1).all(), stamps
+    assert (stamps[2:] - stamps[:-2] >= 1 / 25 - 1e-9).all(), np.diff(stamps)
+    assert len(stamps) <= (stamps[-1] - stamps[0]) * 25 + 2, (len(stamps), stamps[-1] - stamps[0])
 
 
 def test_controller_state_is_jtc_state(arm):

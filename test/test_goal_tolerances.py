@@ -9,6 +9,8 @@ import numpy as np
 import pytest
 from control_msgs.action import FollowJointTrajectory
 from control_msgs.msg import JointTolerance
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from robot_dynamics.ros.trajectory_action import (
     ABORTED,
@@ -319,3 +321,26 @@ def test_feedback_pacer_rate_follows_the_controllers_clock() -> None:
         published = sum(p.due(float(t)) for t in control)
         # 20 Hz of control time: 0.5x -> 5 s -> 100, 1x -> 200, 3x -> 600; 5x: capped by the 800 polls
         assert abs(published - expected) <= 2, (speed, published)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.integers(min_value=0, max_value=200_000_000), min_size=1, max_size=200))
+def test_feedback_pacer_never_bursts_and_never_starves(steps_ns: list[int]) -> None:
+    """Property, for any increasing clock polled at any steps: two feedbacks are never closer than one period
+    apart counting two at a time (the grid's restart after a gap moves it: one slot counted from the first may hold
+    two, never three), at most span / period + 2 in all, and a feedback whenever a period has passed since the last
+    (liveness)."""
+    from robot_dynamics.ros.controller.goal import FeedbackPacer
+
+    period = 40_000_000  # ns (25 Hz)
+    p = FeedbackPacer(period * 1e-9)
+    t, published = 5_000_000_000, []
+    for step in steps_ns:
+        t += step
+        due = p.due(t * 1e-9)
+        if published and t - published[-1] >= period:
+            assert due, (t, published[-1])
+        if due:
+            published.append(t)
+    assert all(b - a >= period - 1 for a, b in zip(published[:-2], published[2:], strict=True)), published
+    assert len(published) <= (published[-1] - published[0]) / period + 2
