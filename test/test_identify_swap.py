@@ -148,6 +148,29 @@ def test_identify_and_swap_on_the_running_arm(tmp_path):
               f"{np.abs(e).max(axis=0).round(5).tolist()}, RMS {np.sqrt(np.mean(e**2)):.3e}")
         return float(np.sqrt(np.mean(e**2)))
 
+    def identify() -> tuple[dict, Identify.Response, dict]:
+        """One call: record (through the action), identify, validate, write, swap; with the drive's statistics
+        before and after it (its window).  Called again (up to 3 times) when the identification was refused and
+        the drive shows why: it ran 25 control periods or more on one command, or braked, during the call (a
+        starved host left it without commands: the recording is disturbed, and the identifier's refusal to swap
+        is its gate working); three in a row is reported as a starved precondition."""
+        seen = []
+        for attempt in range(3):
+            before = json.loads(call_service(node, sim_stats, Trigger.Request()).message)  # opens the window
+            fut = ident.call_async(Identify.Request(duration=8.0, swap=True, output_dir=f"id{attempt or ''}"))
+            spin_until(node, fut.done, 300, "identify")
+            resp = fut.result()
+            after = json.loads(call_service(node, sim_stats, Trigger.Request()).message)
+            longest = max((n for _, n in after["long_runs_on_one_command"]), default=0)
+            braked = after["drive_transitions"] != before["drive_transitions"]
+            if resp.success or (longest < 25 and not braked):
+                return before, resp, after
+            seen.append((longest, braked, resp.message[:160]))
+            print(f"  (identification refused with the drive disturbed during the call: its longest run on one "
+                  f"command {longest} periods, braked {braked}: {resp.message[:160]}; again)")
+        raise AssertionError(f"precondition: a starved host disturbed the drive during three identifications in a "
+                             f"row: {seen}")
+
     try:
         with Bringup(nodes, log_dir=tmp_path / "logs") as bringup:
             assert action.wait_for_server(timeout_sec=60)
@@ -161,11 +184,7 @@ def test_identify_and_swap_on_the_running_arm(tmp_path):
             move(home)
             before = move(A)
             move(home)
-            stats0 = json.loads(call_service(node, sim_stats, Trigger.Request()).message)  # opens the window
-            # one call: record (through the action), identify, validate, write, swap
-            fut = ident.call_async(Identify.Request(duration=8.0, swap=True, output_dir="id"))
-            spin_until(node, fut.done, 300, "identify")
-            resp = fut.result()
+            stats0, resp, stats = identify()  # record (through the action), identify, validate, write, swap
             assert resp.success, resp.message
             assert resp.swapped and resp.samples > 2000, resp.message
             print(f"identify: {resp.message}")
@@ -212,7 +231,6 @@ def test_identify_and_swap_on_the_running_arm(tmp_path):
             # loop now and then whatever it does (seen: 436 ms during the excitation's optimization, 64 periods near
             # a swap in CI): the defect that held the loop (an import under the GIL) is asserted below, the timing
             # is the bench's
-            stats = json.loads(call_service(node, sim_stats, Trigger.Request()).message)
             swap = next(s for s in status if "dynamic parameters from identifier" in s.mode_reason)
             t_swap = swap.header.stamp.sec + 1e-9 * swap.header.stamp.nanosec
             runs = stats["long_runs_on_one_command"]

@@ -66,7 +66,19 @@ STATES_WAIT = 10.0  # s a recording waits for its first complete joint state bef
 URDF_FIT_DECIMATION = 5  # samples of the physically consistent fit: every 5th (2 ms periods: 10 ms apart)
 MAX_SUBDIR_CHARS = 255  # a sub-directory of output_root, as given
 ARRIVAL_CLOCK_POLL = 0.001  # s: the sim-time clock of an unstamped state's arrival (/clock polled this often)
+# joint states the recording's subscription holds while its executor is starved (a busy host): 10 s at 1 kHz; the
+# backlog is taken late, not lost (a depth of 1000 lost 1.8 s of an 8 s excitation under a CPU hog: refused swap)
+STATE_DEPTH = 10_000
+BACKLOG_WAIT = 10.0  # s (wall) the recording waits, after the goal's result, for the states stamped up to it
+SAME_CLOCK = 60.0  # s: a latest stamp this far behind the node clock is on another clock (never waited for)
 OUTPUT_FILES = ("recording.npz", "estimates.yaml", "model.yaml", "validation.json", "model.urdf")
+
+
+def backlog_pending(latest: float | None, t_end: float) -> bool:
+    """True while states stamped up to ``t_end`` (the node clock when the goal's result came) may still be waiting
+    in the subscription's queue: the latest recorded stamp is behind ``t_end``, on the same clock (less than
+    ``SAME_CLOCK`` s behind; states stamped on another clock, or none yet, never hold the recording)."""
+    return latest is not None and t_end - SAME_CLOCK < latest < t_end
 
 
 def sub_directory(text: str, what: str = "output_dir") -> PurePosixPath:
@@ -130,6 +142,11 @@ class _Recording:
             stamp = msg.header.stamp.sec + 1e-9 * msg.header.stamp.nanosec
             self.rows.append((stamp if stamp > 0 else arrival, self.q.copy(), self.qd.copy(), self.eff.copy()))
             self.seen[:] = False
+
+    def latest(self) -> float | None:
+        """The stamp of the last complete sample (None before the first)."""
+        rows = self.rows
+        return rows[-1][0] if rows else None
 
     def data(self, names: list[str]) -> IdentificationData:
         if len(self.rows) < 10:
@@ -239,7 +256,7 @@ class Identifier(Node):
             poll.period = ARRIVAL_CLOCK_POLL
             poll.drain()  # the clock of now, not of the last slow poll
         self._state_sub = self.create_subscription(JointState, self.params.values["joint_states_topic"],
-                                                   self.on_joint_states, 1000, callback_group=self._state_group)
+                                                   self.on_joint_states, STATE_DEPTH, callback_group=self._state_group)
         try:
             yield
         finally:
@@ -404,6 +421,10 @@ class Identifier(Node):
                 self._say(f"recording: {len(self.recording.rows)} samples")
                 next_say += 5.0
             time.sleep(0.05)
+        # the states up to the result, still queued when the executor was starved: taken before the recording ends
+        t_end, deadline = self.get_clock().now().nanoseconds * 1e-9, time.monotonic() + BACKLOG_WAIT
+        while backlog_pending(self.recording.latest(), t_end) and time.monotonic() < deadline:
+            time.sleep(0.01)
         rec, self.recording = self.recording, None
         res = result.result()
         if res.status != GoalStatus.STATUS_SUCCEEDED:
