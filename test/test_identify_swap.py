@@ -35,6 +35,8 @@ from robot_dynamics_interfaces.srv import BaseParameters, DynamicTerms, Identify
 
 pytestmark = pytest.mark.ros
 NS = "/ident"
+PERIOD = 0.002  # s: the simulated drive's control period (mujoco_sim control_period)
+SETTLE = 0.3  # s after a stall of the drive left out of a tracking error: 7.5 time constants at omega 25 rad/s
 MODEL = load_model("rx90")
 NAMES = MODEL.joint_names
 EFFORT = np.asarray(MODEL.limits["effort"], float)
@@ -91,20 +93,30 @@ def test_identify_and_swap_on_the_running_arm(tmp_path):
         """:func:`move_once`, again (up to 3 times) when the drive ran 25 control periods or more on one command
         during the move: the arm was then left without commands by a starved host (the drive's own count, sim
         time), which is not what the model does; or when the goal was aborted for stale states (a starved host
-        delivered none for state_timeout: safe, and not what the model does either)."""
+        delivered none for state_timeout: safe, and not what the model does either).  The RMS tracking error
+        leaves out the drive's shorter runs on one command (5-24 periods, each with the SETTLE s after it): seen
+        under a CPU hog, one such stall made joint5's error 10x that of the move beside it and the model's 3x
+        improvement read 2.5x; at least half the move is kept, or it is run again."""
         longest, missed, late = [], [], []
         for _ in range(3):
             json.loads(call_service(node, sim_stats, Trigger.Request()).message)  # opens the window
-            rms = move_once(q1)
-            if rms is None:  # aborted, stale: said by move_once
+            got = move_once(q1)
+            if got is None:  # aborted, stale: said by move_once
                 longest.append(None)
                 missed.append(None)
                 late.append(None)
                 continue
             runs = json.loads(call_service(node, sim_stats, Trigger.Request()).message)["long_runs_on_one_command"]
-            if all(n < 25 for _, n in runs):
+            ts, e = got
+            calm = np.ones(ts.size, dtype=bool)
+            for t_end, n in runs:  # the stall and the settling after it
+                calm &= ~((ts >= t_end - (n + 1) * PERIOD) & (ts <= t_end + SETTLE))
+            if all(n < 25 for _, n in runs) and calm.mean() >= 0.5:
+                rms = float(np.sqrt(np.mean(e[calm] ** 2)))
+                print(f"  RMS {rms:.3e} over {calm.sum()} of {ts.size} states (the drive's runs on one command "
+                      f"{[n for _, n in runs]} left out with {SETTLE} s after each)")
                 return rms
-            longest.append(max(n for _, n in runs))
+            longest.append(max((n for _, n in runs), default=0))
             loop = json.loads(call_service(node, ctl_stats, Trigger.Request()).message)
             missed.append(loop.get("missed_pct"))
             late.append(loop.get("period_error_max_ms"))
@@ -119,9 +131,9 @@ def test_identify_and_swap_on_the_running_arm(tmp_path):
                              f" (the drive's longest run on one command: {longest} periods; the controller's missed "
                              f"cycles: {missed} %, its longest period error: {late} ms)")
 
-    def move_once(q1: np.ndarray) -> float | None:
-        """The same move each time (from where the arm is to q1 in 6 s): the RMS tracking error of the arm on the
-        way (all joints; the largest per joint is printed) — its states (exact stamps) against the reference the controller reports (``~/controller_state``,
+    def move_once(q1: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
+        """The same move each time (from where the arm is to q1 in 6 s): the stamps of the arm's states on the way
+        and their tracking errors (all joints; the largest per joint and the RMS are printed) — its states (exact stamps) against the reference the controller reports (``~/controller_state``,
         stamped with the control time) interpolated at those stamps: what the arm did, not how late a state
         arrived on a loaded 2-core host.  The loop's latency (a state is ~1 period old when used) makes the arm
         lead the reference by about velocity x 3 ms whatever the model: a slow move keeps that floor (~2e-4 rad)
@@ -146,7 +158,7 @@ def test_identify_and_swap_on_the_running_arm(tmp_path):
         e = ref_at - qs[inside]
         print(f"move to {np.round(q1, 2).tolist()}: largest tracking error per joint "
               f"{np.abs(e).max(axis=0).round(5).tolist()}, RMS {np.sqrt(np.mean(e**2)):.3e}")
-        return float(np.sqrt(np.mean(e**2)))
+        return ts[inside], e
 
     def identify() -> tuple[dict, Identify.Response, dict]:
         """One call: record (through the action), identify, validate, write, swap; with the drive's statistics
@@ -171,6 +183,17 @@ def test_identify_and_swap_on_the_running_arm(tmp_path):
         raise AssertionError(f"precondition: a starved host disturbed the drive during three identifications in a "
                              f"row: {seen}")
 
+    def measured() -> float:
+        """The RMS tracking error of the move from home to A, the smaller of two (each followed by the move back):
+        the model's, less the load of the host (the breakaway of joint5 from its static friction at the start of a
+        move varies from move to move on a busy host: 1.3e-3 to 1.3e-2 rad seen with the same identified model);
+        the same measure before and after the swap."""
+        rms = []
+        for _ in range(2):
+            rms.append(move(A))
+            move(home)
+        return min(rms)
+
     try:
         with Bringup(nodes, log_dir=tmp_path / "logs") as bringup:
             assert action.wait_for_server(timeout_sec=60)
@@ -182,8 +205,7 @@ def test_identify_and_swap_on_the_running_arm(tmp_path):
             home = states[-1].copy()
             move(A)  # once to settle (the first move after start-up), then measured
             move(home)
-            before = move(A)
-            move(home)
+            before = measured()
             stats0, resp, stats = identify()  # record (through the action), identify, validate, write, swap
             assert resp.success, resp.message
             assert resp.swapped and resp.samples > 2000, resp.message
@@ -253,7 +275,7 @@ def test_identify_and_swap_on_the_running_arm(tmp_path):
             # the same move with the identified model: RMS tracking error at least 3x smaller
             spin(node, 1.0)
             move(home)
-            after = move(A)
+            after = measured()
             print(f"RMS tracking error of the same move: {before:.3e} rad before, {after:.3e} after ({before / after:.1f}x)")
             assert before >= 3.0 * after, (before, after)
             assert not bringup.dead(), bringup.dead()
