@@ -19,8 +19,8 @@ from rcl_interfaces.msg import FloatingPointRange, ParameterDescriptor
 from rclpy.clock import Clock, ClockType
 from rclpy.node import Node
 
-OK, WARN, ERROR, STALE = 0, 1, 2, 3
-LEVEL_NAMES = {OK: "OK", WARN: "WARN", ERROR: "ERROR", STALE: "STALE"}
+from .levels import ERROR, LEVEL_NAMES, OK, STALE, WARN  # noqa: F401 (the levels, re-exported)
+
 TOPIC = "/diagnostics"
 PERIOD_RANGE = (0.05, 60.0)  # s, of the parameter diagnostic_period
 

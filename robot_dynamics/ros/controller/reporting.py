@@ -19,12 +19,13 @@ from robot_dynamics_interfaces.msg import ControllerState
 
 from ...symbolic.codegen import PROGRAM_MODULE_PREFIX
 from .. import cdr, lockstep
-from ..diagnostics import ERROR, OK, WARN, Report
+from ..diagnostics import Report
 from ..runtime import Refused
 from .context import (
     Context,
 )
-from .core import NO_MODEL, NO_STATE, STALE
+from .health import loop_level
+from .modes import STALE
 
 
 class Reporting:
@@ -178,8 +179,7 @@ class Reporting:
     def _diagnostics(self, dt: float) -> Report:
         """``/diagnostics`` (executor thread, every ``diagnostic_period``): the loop figures of the cycles since
         the previous report (a slice of the ring, not the whole ``statistics_window``), the state machine,
-        saturation and input counters.  OK: holding/tracking, missed < 1 %; WARN: missed >= 1 %, saturated,
-        no_model/no_state; ERROR: stale, or no control cycle in the period while holding/tracking."""
+        saturation and input counters; the level and message by :func:`.health.loop_level`."""
         got = self._lock.acquire(timeout=0.01)  # mode and reason as one pair (the loop holds it for a cycle)
         try:
             mode, reason, ctx = self.core.mode, self.core.mode_reason, self.core.ctx
@@ -214,20 +214,8 @@ class Reporting:
             "scheduling": self.scheduling,
         })
         values.update({f"refused.{cause}": n for cause, n in sorted(self.refusals.counts.items())})
-        if mode == STALE:
-            return Report(ERROR, f"stale: {reason}", values)
-        if mode in (NO_MODEL, NO_STATE):
-            return Report(WARN, f"{mode}: {reason}", values)
-        if not new and not lockstep_mode:
-            return Report(ERROR, f"{mode}, but no control cycle for {dt:.2f} s", values)
-        level, problems = OK, []
-        missed = float(values.get("missed_pct", 0.0))
-        if missed >= 1.0:
-            level = WARN
-            problems.append(f"missed {missed:.1f} % of cycles")
-        if saturated:
-            level = WARN
-            problems.append(f"saturated: {', '.join(saturated)}")
-        line = f"{mode} at {rate:.0f} Hz (nominal {self.rate:.0f}), period error p99 " \
-               f"{values['period_error_p99_ms']:.3f} ms"
-        return Report(level, "; ".join([line, *problems]), values)
+        level, message = loop_level(mode, reason, window_cycles=new, lockstep=lockstep_mode,
+                                    missed_pct=float(values.get("missed_pct", 0.0)), saturated=saturated,
+                                    rate_hz=rate, nominal_hz=self.rate, p99_ms=values["period_error_p99_ms"],
+                                    period_s=dt)
+        return Report(level, message, values)
