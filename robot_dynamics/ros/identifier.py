@@ -37,6 +37,7 @@ import math
 import os
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path, PurePosixPath
 from typing import Any
 
@@ -79,6 +80,19 @@ def backlog_pending(latest: float | None, t_end: float) -> bool:
     in the subscription's queue: the latest recorded stamp is behind ``t_end``, on the same clock (less than
     ``SAME_CLOCK`` s behind; states stamped on another clock, or none yet, never hold the recording)."""
     return latest is not None and t_end - SAME_CLOCK < latest < t_end
+
+
+def await_backlog(latest: Callable[[], float | None], t_end: float, wait: float = BACKLOG_WAIT,
+                  clock: Callable[[], float] = time.monotonic, sleep: Callable[[float], None] = time.sleep) -> str | None:
+    """Wait while :func:`backlog_pending` (``latest()``: the newest recorded stamp), at most ``wait`` s of ``clock``;
+    None once the states stamped up to ``t_end`` are taken, else what the recording lacks (for the log)."""
+    deadline = clock() + wait
+    while backlog_pending(latest(), t_end):
+        if clock() >= deadline:
+            return (f"the recording ends {t_end - latest():.3f} s short of the goal's result: states stamped up to it "
+                    f"were still queued after {wait:g} s (a starved executor)")
+        sleep(0.01)
+    return None
 
 
 def sub_directory(text: str, what: str = "output_dir") -> PurePosixPath:
@@ -422,9 +436,9 @@ class Identifier(Node):
                 next_say += 5.0
             time.sleep(0.05)
         # the states up to the result, still queued when the executor was starved: taken before the recording ends
-        t_end, deadline = self.get_clock().now().nanoseconds * 1e-9, time.monotonic() + BACKLOG_WAIT
-        while backlog_pending(self.recording.latest(), t_end) and time.monotonic() < deadline:
-            time.sleep(0.01)
+        short = await_backlog(self.recording.latest, self.get_clock().now().nanoseconds * 1e-9)
+        if short:
+            self.get_logger().warning(f"identify: {short}")
         rec, self.recording = self.recording, None
         res = result.result()
         if res.status != GoalStatus.STATUS_SUCCEEDED:
