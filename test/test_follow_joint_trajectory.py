@@ -470,10 +470,15 @@ def test_swap_and_goals_import_nothing_beside_the_loop(arm):
     for scale, target in ((1.05, B), (1.0, A)):
         status, result = arm.result(arm.send(quintic(arm.q.copy(), target, 1.5)))
         assert status == GoalStatus.STATUS_SUCCEEDED, result.error_string
-        resp = call_service(arm.node, swap, SetDynamicParameters.Request(
-            names=list(base.names), values=(np.asarray(base.values) * scale).tolist(), source=f"test x{scale}"))
+        request = SetDynamicParameters.Request(names=list(base.names), values=(np.asarray(base.values) * scale).tolist(),
+                                               source=f"test x{scale}")
+        # the swap compiles the new model's programs (an empty code cache, a busy host: tens of seconds)
+        resp = call_service(arm.node, swap, request, timeout=180.0)
         assert resp.success and "in use" in resp.message, resp.message
         assert f"{len(base.names)} dynamic parameters from test x{scale}" in resp.message, resp.message
+        # the same request again (a client re-sending it): answered from the model in use, nothing rebuilt
+        again = call_service(arm.node, swap, request)
+        assert again.success and again.message.endswith("in use (already: the last swap)"), again.message
         assert arm.motion(0.5) < 2e-3  # the swap does not move the arm: it holds the goal reached
         np.testing.assert_allclose(arm.q, target, atol=5e-3)
     # parameters of no physical arm (A(q) not positive definite): refused with the reason, the arm keeps holding

@@ -4,6 +4,7 @@ changes nothing; an integer where a double is expected works; a bad start value 
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 import time
@@ -17,6 +18,7 @@ from rcl_interfaces.srv import GetParameters, SetParameters
 from ros_harness import call_service, node_process, publish_still_arm, wait_for_service
 from ros_stack_harness import spin as _spin
 from ros_stack_harness import spin_until as _spin_until
+from std_srvs.srv import Trigger
 from trajectory_msgs.msg import JointTrajectoryPoint
 
 from robot_dynamics.model.robots import load_model, resolve_urdf
@@ -172,10 +174,13 @@ def test_controller_parameters_take_effect_or_are_refused(ros, tmp_path):
     states: list[ControllerState] = []
     node.create_subscription(ControllerState, "/computed_torque_controller/status", states.append, 1000)
     traj_pub = node.create_publisher(JointTrajectory, "/computed_torque_controller/joint_trajectory", 10)
-    params = {**COMMON, "state_timeout": 0.5, "omega": 25, "rate": 200.0, "state_publish_rate": 0.0}
+    # the states come from this process's timer: a starved host delays them, and a stale state drops the trajectory
+    # (the controller's safety, tested elsewhere); this test is about parameters: a timeout no stall reaches
+    params = {**COMMON, "state_timeout": 5.0, "omega": 25, "rate": 200.0, "state_publish_rate": 0.0}
     with node_process("computed_torque_controller", tmp_path, params, param_files=FILES) as proc:
         setp = node.create_client(SetParameters, "/computed_torque_controller/set_parameters")
         getp = node.create_client(Get, "/computed_torque_controller/get_parameters")
+        stats = node.create_client(Trigger, "/computed_torque_controller/statistics")
         wait_for_service(setp, 60)
         _spin_until(node, lambda: any(s.mode == "holding" and len(s.output.effort) for s in states), 120, "holding")
         assert get_parameter(node, getp, "omega").integer_value == 25  # -p omega:=25, an integer: accepted
@@ -207,7 +212,11 @@ def test_controller_parameters_take_effect_or_are_refused(ros, tmp_path):
         t_set = _now(node)
         _spin(node, 1.5)
         stamps = np.array([s.header.stamp.sec + 1e-9 * s.header.stamp.nanosec for s in _cycle_states(states, t_set + 0.2)])
-        assert abs(np.median(np.diff(stamps)) - 0.02) < 0.002, np.diff(stamps)
+        # the loop runs at 50 Hz, no longer 200: its cycles are 20 ms apart (a starved host makes some of them later,
+        # never earlier: a lower bound; how late is a rate, bench/); the nominal rate is what the loop now reports
+        assert len(stamps) >= 5 and np.median(np.diff(stamps)) >= 0.018, np.diff(stamps)
+        loop = json.loads(call_service(node, stats, Trigger.Request()).message)
+        assert loop["nominal_rate_hz"] == 50.0, loop["nominal_rate_hz"]
 
         refusals = (("omega", -1.0, "omega: -1 is not in (0, 10000]"),
                     ("law", "foo", "law: 'foo' is not one of"),

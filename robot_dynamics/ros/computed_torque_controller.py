@@ -211,6 +211,7 @@ class ComputedTorqueControllerNode(LoopInput, Inputs, Actions, Reporting, Node):
         self.stats = LoopStatistics(max(100, min(10_000_000, round(window * self.rate))))
         self.cycle = 0
         self._extremes: tuple[RobotModel, lg.Extremes] | None = None
+        self._last_swap: tuple[tuple, object] | None = None  # (names and values, the context built) of ~/set_dynamic_parameters
         self._stop_loop = threading.Event()
         self._loop_thread: threading.Thread | None = None
         # preallocated outputs, filled in place every cycle (see _allocate_messages)

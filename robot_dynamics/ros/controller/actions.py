@@ -57,6 +57,14 @@ class Actions:
         """Side thread: identified parameters swapped into the running controller without a restart.  The new model
         and control context are built here (the loop keeps commanding with the old ones), adopted at a cycle boundary
         keeping the running trajectory (law state reset), and the answer comes once the loop uses them."""
+        source = request.source or "a client"
+        key = (tuple(request.names), np.asarray(request.values, dtype=float).tobytes())
+        last = self._last_swap
+        if last is not None and last[0] == key and last[1] is self.core.ctx:
+            # the values of the last swap, still in use (a client that re-sent its request): nothing to build
+            response.success = True
+            response.message = f"{len(request.names)} dynamic parameters from {source} in use (already: the last swap)"
+            return response
         try:
             base = self.core.pending_ctx or self.core.ctx
             if base is None:
@@ -67,8 +75,8 @@ class Actions:
             response.success, response.message = False, f"{type(exc).__name__}: {exc}"
             self.refusals.refuse("bad_dynamic_parameters", f"~/set_dynamic_parameters: {response.message}")
             return response
-        source = request.source or "a client"
         self.core.queue_context(ctx, f"dynamic parameters from {source}")
+        self._last_swap = (key, ctx)
         end = time.monotonic() + 2.0
         while self.core.ctx is not ctx and time.monotonic() < end:
             time.sleep(0.005)
