@@ -9,7 +9,7 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -242,3 +242,48 @@ def rss_parts(pid: int) -> str:
     values = {line.split(":")[0]: int(line.split()[1]) / 1024 for line in
               Path(f"/proc/{pid}/status").read_text().splitlines() if line.split(":")[0] in keys}
     return ", ".join(f"{k[3:].lower()} {values.get(k, float('nan')):.0f}" for k in keys)
+
+
+def stamps_in_middle_of_takes(holder: Any, call: Callable[[], None], attempts: int = 5) -> list[tuple[float, int, int]]:
+    """Whether another thread runs while ``holder._take`` (a C take) is in progress: a thread stamps the time as fast
+    as it can while ``call()`` makes one request that ``holder._take`` takes; per take (ms, the thread's stamps in
+    its middle half, stamps in all), up to ``attempts`` takes until one has stamps in its middle half (a busy host
+    may leave the thread unscheduled during one take; with the GIL held, no take ever has any)."""
+    import threading
+
+    calls: list[tuple[float, float]] = []
+    c_take = holder._take
+
+    def measured(*args: Any) -> Any:
+        t0 = time.perf_counter()
+        ret = c_take(*args)
+        calls.append((t0, time.perf_counter()))
+        return ret
+
+    holder._take = measured
+    seen: list[tuple[float, int, int]] = []
+    try:
+        for _ in range(attempts):
+            stamps: list[float] = []
+            stop = threading.Event()
+
+            def stamp(stamps: list[float] = stamps, stop: threading.Event = stop) -> None:
+                while not stop.is_set() and len(stamps) < 20_000_000:
+                    stamps.append(time.perf_counter())
+
+            stamper = threading.Thread(target=stamp, daemon=True)
+            stamper.start()
+            try:
+                call()
+            finally:
+                stop.set()
+                stamper.join(10)
+            t0, t1 = calls[-1]
+            quarter = (t1 - t0) / 4
+            inside = sum(1 for t in stamps if t0 + quarter <= t <= t1 - quarter)
+            seen.append((round(1e3 * (t1 - t0), 1), inside, len(stamps)))
+            if inside:
+                break
+    finally:
+        holder._take = c_take
+    return seen

@@ -13,6 +13,7 @@ import rclpy
 from control_msgs.action import FollowJointTrajectory
 from rclpy.action import ActionClient, ActionServer
 from rclpy.executors import MultiThreadedExecutor
+from ros_harness import stamps_in_middle_of_takes
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
 from robot_dynamics.ros import gil_free_goal as gfg
@@ -92,39 +93,17 @@ def test_an_oversize_goal_is_rejected_before_conversion(action):
 
 def test_the_control_loop_runs_while_a_large_goal_is_taken(action):
     """A thread stamping the time as fast as it can (a control loop) runs in the middle of the C take of 2·10^5
-    points only when the GIL is released (rclpy's take holds it for the whole call)."""
+    points only when the GIL is released (rclpy's take holds it for the whole call, every time; a busy host may
+    leave the thread unscheduled during one take: one of up to five with stamps in its middle half)."""
     server, client_node, client, _, refused = action
-    stamps: list[float] = []
-    stop = threading.Event()
 
-    def stamp() -> None:
-        while not stop.is_set() and len(stamps) < 20_000_000:
-            stamps.append(time.perf_counter())
-
-    calls: list[tuple[float, float]] = []
-    c_take = server.gil_free._take
-
-    def measured(*args):
-        t0 = time.perf_counter()
-        ret = c_take(*args)
-        calls.append((t0, time.perf_counter()))
-        return ret
-
-    server.gil_free._take = measured
-    stamper = threading.Thread(target=stamp, daemon=True)
-    stamper.start()
-    try:
+    def one() -> None:
         handle = _wait(client_node, client.send_goal_async(_goal(LIMIT * 4)), "goal response")
-    finally:
-        stop.set()
-        stamper.join(10)
-    assert not handle.accepted and f"{LIMIT * 4} trajectory points" in refused[-1]
-    t0, t1 = calls[-1]
-    quarter = (t1 - t0) / 4
-    inside = [t for t in stamps if t0 + quarter <= t <= t1 - quarter]
-    print(f"\ngoal take of {LIMIT * 4} points: {1e3 * (t1 - t0):.1f} ms, the other thread stamped {len(inside)} times "
-          "in its middle half")
-    assert inside, (t1 - t0, len(stamps))
+        assert not handle.accepted and f"{LIMIT * 4} trajectory points" in refused[-1]
+
+    seen = stamps_in_middle_of_takes(server.gil_free, one)
+    print(f"\ngoal takes of {LIMIT * 4} points (ms, the other thread's stamps in the middle half, in all): {seen}")
+    assert seen[-1][1] > 0, seen
 
 
 def test_a_failed_take_raises_and_the_next_goal_is_answered(action):

@@ -6,12 +6,11 @@ without a GIL-free take is taken by rclpy."""
 from __future__ import annotations
 
 import threading
-import time
 
 import pytest
 import rclpy
 from builtin_interfaces.msg import Duration
-from ros_harness import call_service, wait_for_service
+from ros_harness import call_service, stamps_in_middle_of_takes, wait_for_service
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
 from robot_dynamics.ros import gil_free_take as gft
@@ -88,40 +87,18 @@ def test_an_oversize_request_reaches_the_callback_as_the_gates_marker(server):
 def test_other_threads_run_while_a_large_request_is_taken(server):
     """A thread that stamps the time as fast as it can runs in the middle of the C take (deserializing 2·10^5
     points) only when the GIL is released; with the GIL held (rclpy's take, or ctypes.PyDLL) its stamps stop for the
-    whole call."""
+    whole call, every time.  A busy host may leave the stamping thread unscheduled during one take (seen under a
+    CPU quota: none in the middle 105 ms of a 210 ms take): one of up to five takes with stamps in its middle half
+    is the evidence."""
     srv, _, client_node, client, _ = server
-    take = getattr(srv, gft.ATTRIBUTE)
-    stamps: list[float] = []
-    stop = threading.Event()
 
-    def stamp() -> None:
-        while not stop.is_set() and len(stamps) < 20_000_000:
-            stamps.append(time.perf_counter())
-
-    calls: list[tuple[float, float]] = []
-    c_take = take._take
-
-    def measured(*args):
-        t0 = time.perf_counter()
-        ret = c_take(*args)
-        calls.append((t0, time.perf_counter()))
-        return ret
-
-    take._take = measured
-    stamper = threading.Thread(target=stamp, daemon=True)
-    stamper.start()
-    try:
+    def one() -> None:
         r = call_service(client_node, client, _request(LIMIT * 4), timeout=120)
-    finally:
-        stop.set()
-        stamper.join(10)
-    assert r.message == f"too_large: {LIMIT * 4}"
-    t0, t1 = calls[-1]
-    quarter = (t1 - t0) / 4
-    inside = [t for t in stamps if t0 + quarter <= t <= t1 - quarter]
-    print(f"\ntake of {LIMIT * 4} points: {1e3 * (t1 - t0):.1f} ms, the other thread stamped {len(inside)} times in "
-          "its middle half")
-    assert inside, (t1 - t0, len(stamps))
+        assert r.message == f"too_large: {LIMIT * 4}"
+
+    seen = stamps_in_middle_of_takes(getattr(srv, gft.ATTRIBUTE), one)
+    print(f"\ntakes of {LIMIT * 4} points (ms, the other thread's stamps in the middle half, in all): {seen}")
+    assert seen[-1][1] > 0, seen
 
 
 def test_a_failed_take_raises_and_the_next_one_works(server):
