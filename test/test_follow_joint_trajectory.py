@@ -192,14 +192,33 @@ def _tolerances(value: float, velocity: float = 0.0) -> list[JointTolerance]:
     return [JointTolerance(name=j, position=value, velocity=velocity) for j in NAMES]
 
 
+def _braked_runs(arm: Arm, stats) -> list[int]:
+    """The drive's runs on one command of 25 periods or more since the previous call (it braked: a starved host
+    left the arm without commands)."""
+    runs = json.loads(call_service(arm.node, stats, Trigger.Request()).message)["long_runs_on_one_command"]
+    return [n for _, n in runs if n >= 25]
+
+
 def test_goal_with_tolerances_succeeds_with_feedback(arm):
-    arm.settle()
-    q0 = arm.q.copy()
-    feedback: list = []
-    # a path tolerance loose enough for a shared 2-core host (a stalled cycle costs a few centiradians)
-    handle = arm.send(quintic(q0, A, 2.0), feedback, path_tolerance=_tolerances(0.2),
-                      goal_tolerance=_tolerances(0.005, 0.05), goal_time_tolerance=_duration(1.0))
-    status, result = arm.result(handle)
+    sim_stats = arm.node.create_client(Trigger, "/mujoco_sim/statistics")
+    wait_for_service(sim_stats, 60)
+    seen = []
+    for _ in range(3):  # a goal tolerance missed while the drive braked (a starved host) is tried again, from there
+        arm.settle()
+        _braked_runs(arm, sim_stats)  # clears the drive's history
+        q0 = arm.q.copy()
+        feedback: list = []
+        # a path tolerance loose enough for a shared 2-core host (a stalled cycle costs a few centiradians)
+        handle = arm.send(quintic(q0, A, 2.0), feedback, path_tolerance=_tolerances(0.2),
+                          goal_tolerance=_tolerances(0.005, 0.05), goal_time_tolerance=_duration(1.0))
+        status, result = arm.result(handle)
+        braked = _braked_runs(arm, sim_stats)
+        if status == GoalStatus.STATUS_SUCCEEDED or not braked:
+            break
+        seen.append((braked, result.error_string[:160]))
+        print(f"  (goal ended {result.error_string[:160]} with the drive braked {braked}: again)")
+    else:
+        raise TimeoutError(f"precondition: a starved host braked the drive in three goals in a row: {seen}")
     assert status == GoalStatus.STATUS_SUCCEEDED, result.error_string
     assert result.error_code == Result.SUCCESSFUL
     assert "goal reached" in result.error_string
@@ -284,32 +303,37 @@ def test_cancel_mid_move_holds(arm):
 def test_preempting_goal_takes_over(arm):
     sim_stats = arm.node.create_client(Trigger, "/mujoco_sim/statistics")
     wait_for_service(sim_stats, 60)
-    arm.settle()
-    call_service(arm.node, sim_stats, Trigger.Request())  # clears the drive's history of runs on one command
-    q0 = arm.q.copy()
-    k = len(arm.commands)
-    first = arm.send(quintic(q0, A, 3.0))
-    spin(arm.node, 1.0)
-    # MoveIt replans from where the arm is: the new trajectory starts at the current state
-    second = arm.send(quintic(arm.q.copy(), B, 2.5), goal_tolerance=_tolerances(0.005, 0.05),
-                      goal_time_tolerance=_duration(1.0))
-    status1, result1 = arm.result(first)
-    # JTC's preemption: CANCELED, INVALID_GOAL, "Current goal cancelled due to new incoming action."
-    assert status1 == GoalStatus.STATUS_CANCELED and result1.error_code == Result.INVALID_GOAL, result1.error_string
-    assert result1.error_string == "Current goal cancelled due to new incoming action. (preempted by a new goal)"
-    status2, result2 = arm.result(second)
+    seen = []
+    for _ in range(3):  # the take-over measured while the drive braked (a starved host) is tried again
+        arm.settle()
+        _braked_runs(arm, sim_stats)  # clears the drive's history of runs on one command
+        q0 = arm.q.copy()
+        k = len(arm.commands)
+        first = arm.send(quintic(q0, A, 3.0))
+        spin(arm.node, 1.0)
+        # MoveIt replans from where the arm is: the new trajectory starts at the current state
+        second = arm.send(quintic(arm.q.copy(), B, 2.5), goal_tolerance=_tolerances(0.005, 0.05),
+                          goal_time_tolerance=_duration(1.0))
+        status1, result1 = arm.result(first)
+        # JTC's preemption: CANCELED, INVALID_GOAL, "Current goal cancelled due to new incoming action."
+        assert status1 == GoalStatus.STATUS_CANCELED and result1.error_code == Result.INVALID_GOAL, \
+            result1.error_string
+        assert result1.error_string == "Current goal cancelled due to new incoming action. (preempted by a new goal)"
+        status2, result2 = arm.result(second)
+        # smooth take-over: no effort step beyond what the motion itself needs (every command within the limits,
+        # checked by the fixture), and the arm's velocity continuous (no jump between consecutive states)
+        qd = np.array([s[2] for s in arm.states if s[0] >= arm.commands[k][0]])
+        step = np.abs(np.diff(qd, axis=0)).max()
+        braked = _braked_runs(arm, sim_stats)
+        if not braked:
+            break
+        seen.append((braked, round(float(step), 3), result2.error_string[:120]))
+        print(f"  (the drive braked {braked} during the take-over: velocity step {step:.3f} rad/s; again)")
+    else:
+        raise TimeoutError(f"precondition: a starved host left the arm without commands in three take-overs (the "
+                           f"drive braked; periods on one command, velocity step, second goal's result): {seen}")
     assert status2 == GoalStatus.STATUS_SUCCEEDED, result2.error_string
     np.testing.assert_allclose(arm.q, B, atol=0.005)
-    # smooth take-over: no effort step beyond what the motion itself needs (every command within the limits,
-    # checked by the fixture), and the arm's velocity continuous (no jump between consecutive states)
-    qd = np.array([s[2] for s in arm.states if s[0] >= arm.commands[k][0]])
-    step = np.abs(np.diff(qd, axis=0)).max()
-    if step >= 0.2:  # the drive's brake (25 periods without a command) steps the velocity: a starved host, said so
-        runs = json.loads(call_service(arm.node, sim_stats, Trigger.Request()).message)["long_runs_on_one_command"]
-        braked = [n for _, n in runs if n >= 25]
-        if braked:
-            raise TimeoutError(f"precondition: a starved host left the arm without commands ({braked} periods on one "
-                               f"command: the drive braked); the velocity stepped {step:.3f} rad/s")
     assert step < 0.2, step
 
 
