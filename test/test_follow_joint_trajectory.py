@@ -199,26 +199,36 @@ def _braked_runs(arm: Arm, stats) -> list[int]:
     return [n for _, n in runs if n >= 25]
 
 
-def test_goal_with_tolerances_succeeds_with_feedback(arm):
-    sim_stats = arm.node.create_client(Trigger, "/mujoco_sim/statistics")
-    wait_for_service(sim_stats, 60)
+def _unless_braked(arm: Arm, attempt, what: str, tries: int = 3):
+    """``attempt()`` -> (done, outcome, summary) once the arm is at rest; tried again while it is not done and the
+    drive braked during it (a starved host: the sim's own statistics say so), ``tries`` in a row is a starved
+    precondition.  Returns the last outcome."""
+    stats = arm.node.create_client(Trigger, "/mujoco_sim/statistics")
+    wait_for_service(stats, 60)
     seen = []
-    for _ in range(3):  # a goal tolerance missed while the drive braked (a starved host) is tried again, from there
+    for _ in range(tries):
         arm.settle()
-        _braked_runs(arm, sim_stats)  # clears the drive's history
+        _braked_runs(arm, stats)  # clears the drive's history of runs on one command
+        done, outcome, summary = attempt()
+        braked = _braked_runs(arm, stats)
+        if done or not braked:
+            return outcome
+        seen.append((braked, summary))
+        print(f"  ({what} with the drive braked {braked}: {summary}; again)")
+    raise TimeoutError(f"precondition: a starved host braked the drive in {tries} {what}s in a row: {seen}")
+
+
+def test_goal_with_tolerances_succeeds_with_feedback(arm):
+    def attempt():
         q0 = arm.q.copy()
         feedback: list = []
         # a path tolerance loose enough for a shared 2-core host (a stalled cycle costs a few centiradians)
         handle = arm.send(quintic(q0, A, 2.0), feedback, path_tolerance=_tolerances(0.2),
                           goal_tolerance=_tolerances(0.005, 0.05), goal_time_tolerance=_duration(1.0))
         status, result = arm.result(handle)
-        braked = _braked_runs(arm, sim_stats)
-        if status == GoalStatus.STATUS_SUCCEEDED or not braked:
-            break
-        seen.append((braked, result.error_string[:160]))
-        print(f"  (goal ended {result.error_string[:160]} with the drive braked {braked}: again)")
-    else:
-        raise TimeoutError(f"precondition: a starved host braked the drive in three goals in a row: {seen}")
+        return status == GoalStatus.STATUS_SUCCEEDED, (q0, feedback, status, result), result.error_string[:160]
+
+    q0, feedback, status, result = _unless_braked(arm, attempt, "goal")
     assert status == GoalStatus.STATUS_SUCCEEDED, result.error_string
     assert result.error_code == Result.SUCCESSFUL
     assert "goal reached" in result.error_string
@@ -301,12 +311,7 @@ def test_cancel_mid_move_holds(arm):
 
 
 def test_preempting_goal_takes_over(arm):
-    sim_stats = arm.node.create_client(Trigger, "/mujoco_sim/statistics")
-    wait_for_service(sim_stats, 60)
-    seen = []
-    for _ in range(3):  # the take-over measured while the drive braked (a starved host) is tried again
-        arm.settle()
-        _braked_runs(arm, sim_stats)  # clears the drive's history of runs on one command
+    def attempt():
         q0 = arm.q.copy()
         k = len(arm.commands)
         first = arm.send(quintic(q0, A, 3.0))
@@ -323,15 +328,10 @@ def test_preempting_goal_takes_over(arm):
         # smooth take-over: no effort step beyond what the motion itself needs (every command within the limits,
         # checked by the fixture), and the arm's velocity continuous (no jump between consecutive states)
         qd = np.array([s[2] for s in arm.states if s[0] >= arm.commands[k][0]])
-        step = np.abs(np.diff(qd, axis=0)).max()
-        braked = _braked_runs(arm, sim_stats)
-        if not braked:
-            break
-        seen.append((braked, round(float(step), 3), result2.error_string[:120]))
-        print(f"  (the drive braked {braked} during the take-over: velocity step {step:.3f} rad/s; again)")
-    else:
-        raise TimeoutError(f"precondition: a starved host left the arm without commands in three take-overs (the "
-                           f"drive braked; periods on one command, velocity step, second goal's result): {seen}")
+        step = float(np.abs(np.diff(qd, axis=0)).max())
+        return False, (status2, result2, step), f"velocity step {step:.3f} rad/s, {result2.error_string[:120]}"
+
+    status2, result2, step = _unless_braked(arm, attempt, "take-over")
     assert status2 == GoalStatus.STATUS_SUCCEEDED, result2.error_string
     np.testing.assert_allclose(arm.q, B, atol=0.005)
     assert step < 0.2, step
