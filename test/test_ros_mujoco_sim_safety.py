@@ -222,7 +222,6 @@ def test_watchdog_stops_arm_after_commands_stop(probe, tmp_path):
     still; repeated trials give the stop-latency distribution (sim-time stamps and wall clock)."""
     tau = [18.0, -9.0]  # limits 20, 10 N m
     lat_stamp, lat_wall = [], []
-    spurious = 0
     with _sim(tmp_path, "planar2r", initial_positions=P2R_Q0) as sim:
         probe.ready(sim)
         for trial in range(12):
@@ -234,11 +233,12 @@ def test_watchdog_stops_arm_after_commands_stop(probe, tmp_path):
             probe.until(lambda n=start: probe.drive[-1] == "braked: command timeout" and probe.last_moving >= n
                         and len(probe.states) - probe.last_moving > 50, 30, "the arm did not move, then stop")
             seq = probe.drive[n_drive:]
-            # running, braked: command timeout (more pairs only if this process stalled > 50 ms mid-stream; ~/drive_state
-            # keeps its latest only, so a busy host may show two "running" in a row: the sim's own count is below)
-            assert seq[0] == "running" and seq[-1] == "braked: command timeout", seq
+            # running, braked: command timeout; more pairs only if this process stalled > 50 ms mid-stream.
+            # ~/drive_state keeps its latest only (depth 1): on a busy host a transition may be replaced before this
+            # reader has it (two "running" in a row), and the end of the previous trial's stall may arrive after its
+            # wait ended (CI: this trial began with a "braked"): the sim's own counts are asserted below
+            assert "running" in seq and seq[-1] == "braked: command timeout", seq
             assert set(seq) == {"running", "braked: command timeout"}, seq
-            spurious += seq.count("braked: command timeout") - 1
             assert max(np.abs(s[3]).max() for s in probe.states[start:]) > 0.1, "the torque did not move the arm"
             held = probe.states[probe.last_moving + 1:]
             for s in held:
@@ -249,10 +249,13 @@ def test_watchdog_stops_arm_after_commands_stop(probe, tmp_path):
                 assert np.any(np.abs(held[0][2] - P2R_Q0) > 0.01), "the arm should have moved before stopping"
         stats = probe.statistics()
         assert sim.poll() is None
-    # the sim's own count: the start, then a release and a brake per stream (and per stall of this process)
-    assert stats["drive_transitions"] >= 1 + 2 * (12 + spurious) and (stats["drive_transitions"] - 1) % 2 == 0, stats
-    assert _log(tmp_path).count("brake engaged: command timeout") == 12 + spurious
-    assert _log(tmp_path).count("brake released: commands are back") == 11 + spurious
+    # the sim's own count: the start, the first release, then a brake per stream (and per stall of this process)
+    # and a release per stream after the first (and per stall)
+    engaged = _log(tmp_path).count("brake engaged: command timeout")
+    back = _log(tmp_path).count("brake released: commands are back")
+    spurious = engaged - 12
+    assert spurious >= 0 and back == engaged - 1, (engaged, back)
+    assert stats["drive_transitions"] == 2 + engaged + back, (stats, engaged, back)
     ls, lw = np.array(lat_stamp) * 1e3, np.array(lat_wall) * 1e3
     trip = np.array([float(x) for x in re.findall(r"no valid command for ([0-9.]+) ms", _log(tmp_path))])
     print(f"\n[b] stop latency (command_timeout 50 ms, period 2 ms), {len(ls)} trials:"
