@@ -28,7 +28,7 @@ from rclpy.qos import HistoryPolicy, QoSProfile, ReliabilityPolicy
 from ros_harness import call_service, wait_for_service
 from ros_stack_harness import spin_until
 from sensor_msgs.msg import JointState
-from std_srvs.srv import Trigger
+from std_srvs.srv import SetBool, Trigger
 from test_follow_joint_trajectory import A, quintic
 
 from robot_dynamics.identification.estimation import base_parameters_of
@@ -46,7 +46,7 @@ NAMES = MODEL.joint_names
 EFFORT = np.asarray(MODEL.limits["effort"], float)
 MODEL_ERROR, SEED = 0.3, 3
 PERIOD = 0.002  # s: the simulated drive's control period (mujoco_sim control_period)
-KEEP_ALL = QoSProfile(history=HistoryPolicy.KEEP_ALL, reliability=ReliabilityPolicy.RELIABLE)
+DEEP = QoSProfile(depth=10000, history=HistoryPolicy.KEEP_LAST, reliability=ReliabilityPolicy.RELIABLE)
 
 
 # the plant's extended friction (001 eq. 7.26 + an offset) in the stribeck case; the controllers' model has none
@@ -72,7 +72,8 @@ def test_identify_and_swap_on_the_running_arm(tmp_path):
             n.parameters.update({"model_error": MODEL_ERROR, "seed": SEED, "lockstep": True, **PLANT_FRICTION})
         elif n.name == "computed_torque_controller":
             # one cycle per state (lockstep); a state withheld 5 s of wall time is stale (the host, not the model)
-            n.parameters.update({"trigger": "state", "state_timeout": 5.0})
+            # (the test pauses the arm between moves: states withheld on purpose, never stale here)
+            n.parameters.update({"trigger": "state", "state_timeout": 60.0})
     rclpy.init()
     node = rclpy.create_node("test_identify_swap")
     states: list[np.ndarray] = []
@@ -84,13 +85,28 @@ def test_identify_and_swap_on_the_running_arm(tmp_path):
             states.append(np.array(m.position))
             stamped.append((m.header.stamp.sec + 1e-9 * m.header.stamp.nanosec, states[-1]))
 
-    # every message kept until read (a starved reader with a depth of 1000 lost the oldest of a backlog)
-    node.create_subscription(JointState, f"{NS}/joint_states", on_state, KEEP_ALL)
+    # in lockstep the arm runs as fast as the loop answers: 500+ states, reports and statuses a second, more than
+    # this process reads on a busy host.  The sim is paused after each move and this process reads the backlog
+    # (at most a move's worth: 10000 deep); never KEEP_ALL: a reader that falls behind would block the controller's
+    # publishers ("cannot publish data", seen under a CPU hog)
+    node.create_subscription(JointState, f"{NS}/joint_states", on_state, DEEP)
     sim_stats = node.create_client(Trigger, f"{NS}/mujoco_sim/statistics")
     ctl_stats = node.create_client(Trigger, f"{NS}/computed_torque_controller/statistics")
     node.create_subscription(JointTrajectoryControllerState, f"{NS}/computed_torque_controller/controller_state",
-                             jtc.append, KEEP_ALL)
-    node.create_subscription(ControllerState, f"{NS}/computed_torque_controller/status", status.append, 1000)
+                             jtc.append, DEEP)
+    node.create_subscription(ControllerState, f"{NS}/computed_torque_controller/status", status.append, DEEP)
+    pause = node.create_client(SetBool, f"{NS}/mujoco_sim/pause")
+
+    def paused(on: bool) -> None:
+        """Pause (and read every state and report published until then) or resume the simulated arm."""
+        assert call_service(node, pause, SetBool.Request(data=on)).success
+        if on:
+            t = json.loads(call_service(node, sim_stats, Trigger.Request()).message)["sim_time"]
+            spin_until(node, lambda: stamped[-1][0] >= t - 1e-6 and jtc_time() >= t - PERIOD - 1e-6, 120,
+                       "this process reading the states and reports published before the pause")
+
+    def jtc_time() -> float:
+        return jtc[-1].header.stamp.sec + 1e-9 * jtc[-1].header.stamp.nanosec
     action = ActionClient(node, FollowJointTrajectory, f"{NS}/computed_torque_controller/follow_joint_trajectory")
     ident = node.create_client(Identify, f"{NS}/identifier/identify")
     base_srv = node.create_client(BaseParameters, f"{NS}/dynamics_server/base_parameters")
@@ -103,14 +119,15 @@ def test_identify_and_swap_on_the_running_arm(tmp_path):
         state is ~1 period old when used) makes the arm lead the reference by about velocity x 3 ms whatever the
         model: a slow move keeps that floor (~2e-4 rad) below the model's part."""
         k, ks = len(jtc), len(stamped)
+        paused(False)
         fut = action.send_goal_async(FollowJointTrajectory.Goal(trajectory=quintic(states[-1].copy(), q1, 6.0)))
         spin_until(node, fut.done, 60, "goal response")
         res = fut.result().get_result_async()
         spin_until(node, res.done, 60, "goal result")
         outcome = res.result()
         assert outcome.status == GoalStatus.STATUS_SUCCEEDED, outcome.result.error_string
-        t_end = jtc[-1].header.stamp.sec + 1e-9 * jtc[-1].header.stamp.nanosec
-        spin_until(node, lambda: stamped[-1][0] >= t_end, 60, "the states up to the goal's end")
+        paused(True)  # the result may overtake the backlog of this (busy) process: read it all
+        assert np.allclose(jtc[-1].reference.positions, q1, rtol=0.0, atol=1e-9), "the goal's end not reported"
         t_ref = np.array([m.header.stamp.sec + 1e-9 * m.header.stamp.nanosec for m in jtc[k:]])
         ref = np.array([m.reference.positions for m in jtc[k:]])
         ts = np.array([t for t, _ in stamped[ks:]])
@@ -143,14 +160,18 @@ def test_identify_and_swap_on_the_running_arm(tmp_path):
             wait_for_service(base_srv, 60)
             wait_for_service(terms_srv, 60)
             wait_for_service(sim_stats, 60)
+            wait_for_service(pause, 60)
             spin_until(node, lambda: len(jtc) > 3 and len(states) > 3, 120, "controller running")
+            paused(True)
             home = states[-1].copy()
             move(A)  # once to settle (the first move after start-up), then measured
             move(home)
             before = measured()
             # one call: record (through the action), identify, validate, write, swap
+            paused(False)
             fut = ident.call_async(Identify.Request(duration=8.0, swap=True, output_dir="id"))
             spin_until(node, fut.done, 600, "identify")
+            paused(True)
             resp = fut.result()
             assert resp.success, resp.message
             assert resp.swapped and resp.samples > 2000, resp.message
