@@ -7,6 +7,7 @@ and that every effort command stays within the limits."""
 
 from __future__ import annotations
 
+import itertools
 import json
 import time
 from collections.abc import Iterator
@@ -42,6 +43,7 @@ EFFORT = np.asarray(MODEL.limits["effort"], float)
 Result = FollowJointTrajectory.Result
 ACTION = "/computed_torque_controller/follow_joint_trajectory"
 A = np.array([0.5, -0.4, 0.6, 0.5, 0.4, -0.5])
+PERIOD = 0.002  # s: the simulated drive's control period (mujoco_sim control_period)
 B = np.array([-0.3, 0.3, -0.4, -0.2, 0.6, 0.3])
 
 
@@ -192,17 +194,17 @@ def _tolerances(value: float, velocity: float = 0.0) -> list[JointTolerance]:
     return [JointTolerance(name=j, position=value, velocity=velocity) for j in NAMES]
 
 
-def _braked_runs(arm: Arm, stats) -> list[int]:
-    """The drive's runs on one command of 25 periods or more since the previous call (it braked: a starved host
-    left the arm without commands)."""
+def _braked_runs(arm: Arm, stats, min_run: int = 25) -> list[int]:
+    """The drive's runs on one command of ``min_run`` periods or more since the previous call (25: it braked, a
+    starved host left the arm without commands; 5, the shortest it counts: the loop stalled 10 ms)."""
     runs = json.loads(call_service(arm.node, stats, Trigger.Request()).message)["long_runs_on_one_command"]
-    return [n for _, n in runs if n >= 25]
+    return [n for _, n in runs if n >= min_run]
 
 
-def _unless_braked(arm: Arm, attempt, what: str, tries: int = 3):
+def _unless_braked(arm: Arm, attempt, what: str, tries: int = 3, min_run: int = 25):
     """``attempt()`` -> (done, outcome, summary) once the arm is at rest; tried again while it is not done and the
-    drive braked during it (a starved host: the sim's own statistics say so), ``tries`` in a row is a starved
-    precondition.  Returns the last outcome."""
+    drive ran ``min_run`` periods or more on one command during it (braked by default: a starved host, the sim's
+    own statistics say so), ``tries`` in a row is a starved precondition.  Returns the last outcome."""
     stats = arm.node.create_client(Trigger, "/mujoco_sim/statistics")
     wait_for_service(stats, 60)
     seen = []
@@ -210,7 +212,7 @@ def _unless_braked(arm: Arm, attempt, what: str, tries: int = 3):
         arm.settle()
         _braked_runs(arm, stats)  # clears the drive's history of runs on one command
         done, outcome, summary = attempt()
-        braked = _braked_runs(arm, stats)
+        braked = _braked_runs(arm, stats, min_run)
         if done or not braked:
             return outcome
         seen.append((braked, summary))
@@ -326,12 +328,17 @@ def test_preempting_goal_takes_over(arm):
         assert result1.error_string == "Current goal cancelled due to new incoming action. (preempted by a new goal)"
         status2, result2 = arm.result(second)
         # smooth take-over: no effort step beyond what the motion itself needs (every command within the limits,
-        # checked by the fixture), and the arm's velocity continuous (no jump between consecutive states)
-        qd = np.array([s[2] for s in arm.states if s[0] >= arm.commands[k][0]])
-        step = float(np.abs(np.diff(qd, axis=0)).max())
-        return False, (status2, result2, step), f"velocity step {step:.3f} rad/s, {result2.error_string[:120]}"
+        # checked by the fixture), and the arm's velocity continuous: no jump between consecutive states (stamps
+        # one period apart: a busy test process may lose states of its 100-deep subscription)
+        took = [s for s in arm.states if s[0] >= arm.commands[k][0]]
+        steps = [np.abs(b[2] - a[2]).max() for a, b in itertools.pairwise(took) if b[3] - a[3] <= 1.5 * PERIOD]
+        step = float(max(steps))
+        done = status2 == GoalStatus.STATUS_SUCCEEDED and step < 0.2
+        return done, (status2, result2, step), f"velocity step {step:.3f} rad/s, {result2.error_string[:120]}"
 
-    status2, result2, step = _unless_braked(arm, attempt, "take-over")
+    # again when the loop stalled (the drive ran 5 periods or more on one command: a starved loop's next command
+    # makes up for the stall, seen: a 0.55 rad/s step in CI beside a CPU hog)
+    status2, result2, step = _unless_braked(arm, attempt, "take-over", tries=5, min_run=5)
     assert status2 == GoalStatus.STATUS_SUCCEEDED, result2.error_string
     np.testing.assert_allclose(arm.q, B, atol=0.005)
     assert step < 0.2, step
