@@ -201,7 +201,7 @@ def _braked_runs(arm: Arm, stats, min_run: int = 25) -> list[int]:
     return [n for _, n in runs if n >= min_run]
 
 
-def _unless_braked(arm: Arm, attempt, what: str, tries: int = 3, min_run: int = 25):
+def _unless_starved(arm: Arm, attempt, what: str, tries: int = 3, min_run: int = 25):
     """``attempt()`` -> (done, outcome, summary) once the arm is at rest; tried again while it is not done and the
     drive ran ``min_run`` periods or more on one command during it (braked by default: a starved host, the sim's
     own statistics say so), ``tries`` in a row is a starved precondition.  Returns the last outcome."""
@@ -230,7 +230,7 @@ def test_goal_with_tolerances_succeeds_with_feedback(arm):
         status, result = arm.result(handle)
         return status == GoalStatus.STATUS_SUCCEEDED, (q0, feedback, status, result), result.error_string[:160]
 
-    q0, feedback, status, result = _unless_braked(arm, attempt, "goal")
+    q0, feedback, status, result = _unless_starved(arm, attempt, "goal")
     assert status == GoalStatus.STATUS_SUCCEEDED, result.error_string
     assert result.error_code == Result.SUCCESSFUL
     assert "goal reached" in result.error_string
@@ -332,13 +332,14 @@ def test_preempting_goal_takes_over(arm):
         # one period apart: a busy test process may lose states of its 100-deep subscription)
         took = [s for s in arm.states if s[0] >= arm.commands[k][0]]
         steps = [np.abs(b[2] - a[2]).max() for a, b in itertools.pairwise(took) if b[3] - a[3] <= 1.5 * PERIOD]
+        assert steps, "no two states of the take-over one period apart"
         step = float(max(steps))
         done = status2 == GoalStatus.STATUS_SUCCEEDED and step < 0.2
         return done, (status2, result2, step), f"velocity step {step:.3f} rad/s, {result2.error_string[:120]}"
 
     # again when the loop stalled (the drive ran 5 periods or more on one command: a starved loop's next command
     # makes up for the stall, seen: a 0.55 rad/s step in CI beside a CPU hog)
-    status2, result2, step = _unless_braked(arm, attempt, "take-over", tries=5, min_run=5)
+    status2, result2, step = _unless_starved(arm, attempt, "take-over", tries=5, min_run=5)
     assert status2 == GoalStatus.STATUS_SUCCEEDED, result2.error_string
     np.testing.assert_allclose(arm.q, B, atol=0.005)
     assert step < 0.2, step

@@ -54,6 +54,11 @@ PLANT_FRICTION = {"plant_static_friction": (1.6 * MODEL.Fc).tolist(), "plant_str
                   "plant_friction_offset": [0.5, -0.5, 0.3, 0.1, -0.1, 0.05]}
 
 
+def stamp(m) -> float:
+    """A message's header stamp, s."""
+    return m.header.stamp.sec + 1e-9 * m.header.stamp.nanosec
+
+
 def test_identify_and_swap_on_the_running_arm(tmp_path):
     """The plant off by 30 % in every inertial parameter, with static friction 1.6 Fc, Stribeck velocity 0.1 rad/s
     and effort offsets the nominal model lacks, identified with ``friction: stribeck``."""
@@ -71,8 +76,8 @@ def test_identify_and_swap_on_the_running_arm(tmp_path):
         if n.name == "mujoco_sim":
             n.parameters.update({"model_error": MODEL_ERROR, "seed": SEED, "lockstep": True, **PLANT_FRICTION})
         elif n.name == "computed_torque_controller":
-            # one cycle per state (lockstep); a state withheld 5 s of wall time is stale (the host, not the model)
-            # (the test pauses the arm between moves: states withheld on purpose, never stale here)
+            # one cycle per state (lockstep); the test pauses the arm between moves (states withheld on purpose: a
+            # state timeout of a minute, never stale here)
             n.parameters.update({"trigger": "state", "state_timeout": 60.0})
     rclpy.init()
     node = rclpy.create_node("test_identify_swap")
@@ -83,7 +88,7 @@ def test_identify_and_swap_on_the_running_arm(tmp_path):
     def on_state(m: JointState) -> None:
         if list(m.name) == NAMES:
             states.append(np.array(m.position))
-            stamped.append((m.header.stamp.sec + 1e-9 * m.header.stamp.nanosec, states[-1]))
+            stamped.append((stamp(m), states[-1]))
 
     # in lockstep the arm runs as fast as the loop answers: 500+ states, reports and statuses a second, more than
     # this process reads on a busy host.  The sim is paused after each move and this process reads the backlog
@@ -102,11 +107,8 @@ def test_identify_and_swap_on_the_running_arm(tmp_path):
         assert call_service(node, pause, SetBool.Request(data=on)).success
         if on:
             t = json.loads(call_service(node, sim_stats, Trigger.Request()).message)["sim_time"]
-            spin_until(node, lambda: stamped[-1][0] >= t - 1e-6 and jtc_time() >= t - PERIOD - 1e-6, 120,
+            spin_until(node, lambda: stamped[-1][0] >= t - 1e-6 and stamp(jtc[-1]) >= t - PERIOD - 1e-6, 120,
                        "this process reading the states and reports published before the pause")
-
-    def jtc_time() -> float:
-        return jtc[-1].header.stamp.sec + 1e-9 * jtc[-1].header.stamp.nanosec
     action = ActionClient(node, FollowJointTrajectory, f"{NS}/computed_torque_controller/follow_joint_trajectory")
     ident = node.create_client(Identify, f"{NS}/identifier/identify")
     base_srv = node.create_client(BaseParameters, f"{NS}/dynamics_server/base_parameters")
@@ -128,7 +130,7 @@ def test_identify_and_swap_on_the_running_arm(tmp_path):
         assert outcome.status == GoalStatus.STATUS_SUCCEEDED, outcome.result.error_string
         paused(True)  # the result may overtake the backlog of this (busy) process: read it all
         assert np.allclose(jtc[-1].reference.positions, q1, rtol=0.0, atol=1e-9), "the goal's end not reported"
-        t_ref = np.array([m.header.stamp.sec + 1e-9 * m.header.stamp.nanosec for m in jtc[k:]])
+        t_ref = np.array([stamp(m) for m in jtc[k:]])
         ref = np.array([m.reference.positions for m in jtc[k:]])
         ts = np.array([t for t, _ in stamped[ks:]])
         qs = np.array([q for _, q in stamped[ks:]])
