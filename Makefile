@@ -37,8 +37,12 @@ $(STAMPS)/venv:
 	$(PYTHON) -m venv $(VENV)
 	@mkdir -p $(STAMPS) && touch $@
 
+# uv installs the pinned set (the same versions pip resolves) in ~25 s instead of ~100 s; pip does it when uv
+# cannot be had
+UV := uv==0.13.9
 $(STAMPS)/requirements: requirements.txt $(STAMPS)/venv
-	$(VPY) -m pip install -q -r requirements.txt
+	( $(VPY) -m pip install -q $(UV) && $(VENV)/bin/uv pip install -q --python $(VPY) -r requirements.txt ) \
+		|| $(VPY) -m pip install -q -r requirements.txt
 	$(VPY) -c "import rclpy, numpy, scipy, sympy, pinocchio, mujoco, urdf_parser_py, dask, distributed, xdist"
 	$(VPY) tools/fix_cmake_exports.py
 	@touch $@
