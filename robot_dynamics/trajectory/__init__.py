@@ -12,6 +12,7 @@ from .joint_space import (
     synchronized_timing,
     through_waypoints,
 )
+from .paths import GeometricPath, as_path, line_path, spline_path
 from .planning import PlannedSamples, plan_joint_trajectory, plan_samples
 from .playback import PlaybackSamples, message_times, playback_samples
 from .plot import plot_trajectory
@@ -27,6 +28,7 @@ from .profiles import (
 )
 from .sampled import PATH_POSITION_TOLERANCE, PATH_RATE_TOLERANCE, SampledTrajectory, check_path_limits, peak_rates
 from .task_space import TaskSpaceLine, axis_angle, task_space_line
+from .time_optimal import InfeasiblePath, PathTimeLaw, TimeOptimalResult, time_optimal
 from .time_scaling import (
     FittedSamples,
     TimeScalingResult,
@@ -44,6 +46,10 @@ __all__ = [
     "PlannedSamples",
     "PlaybackSamples",
     "FittedSamples",
+    "GeometricPath",
+    "InfeasiblePath",
+    "PathTimeLaw",
+    "TimeOptimalResult",
     "HermiteSegment",
     "PiecewiseTrajectory",
     "PointToPointTrajectory",
@@ -52,12 +58,14 @@ __all__ = [
     "TaskSpaceLine",
     "TimeScalingResult",
     "Trajectory",
+    "as_path",
     "axis_angle",
     "bang_bang",
     "check_path_limits",
     "cubic",
     "efforts_along",
     "fit_samples_to_effort_limits",
+    "line_path",
     "linear",
     "message_times",
     "minimum_time",
@@ -72,8 +80,10 @@ __all__ = [
     "retime_to_limits",
     "scale_to_effort_limits",
     "smooth_trapezoid",
+    "spline_path",
     "synchronized_timing",
     "task_space_line",
     "through_waypoints",
+    "time_optimal",
     "trapezoid",
 ]

@@ -66,6 +66,7 @@ from .effort_bounds import (
 )
 from .playback import breakpoint_states, message_times, playback_samples
 from .sampled import SampledTrajectory, check_path_limits, peak_rates
+from .time_optimal import DEFAULT_GRIDPOINTS, time_optimal
 
 
 @dataclass
@@ -236,7 +237,8 @@ def _grid_rates(pieces: Pieces, n: int) -> tuple[np.ndarray, np.ndarray]:
 def retime_to_limits(traj: Trajectory, dynamics: Any, effort_limits: Any = None, velocity_limits: Any = None, *,
                      acceleration_limits: Any = None, subsamples: int = 20, period: float | None = None,
                      min_scale: float = 0.0, margin: float = 1e-6, time_quantum: float = 0.0,
-                     names: list[str] | None = None) -> TimeScalingResult:
+                     names: list[str] | None = None, method: str = "uniform",
+                     gridpoints: Any = DEFAULT_GRIDPOINTS) -> TimeScalingResult:
     """Optimal uniform time scale k > 0 (q_k(t) = q(t/k), 001 §8.3; k < 1 plays faster) such that every
     k' >= k keeps |Gamma_j| <= effort_j and |qd_j| <= velocity_j (see the module docstring).
 
@@ -249,6 +251,12 @@ def retime_to_limits(traj: Trajectory, dynamics: Any, effort_limits: Any = None,
     ``dynamics.limits`` (``effort``, ``velocity``); inf = unlimited.  ``acceleration_limits`` (default none):
     |qdd_j / k^2| <= a_j too, i.e. k >= sqrt(max_t |qdd_j| / a_j).  ValueError when a static effort alone exceeds
     a limit.  Memory: bounded (chunks of :data:`~.effort_bounds.CHUNK_STATES` states), whatever the length.
+
+    ``method="time_optimal"``: not a uniform stretch but the fastest time law along the same path (the
+    configurations ``traj`` goes through, its time as the path parameter) within the same limits, on the continuous
+    curve (:func:`~.time_optimal.time_optimal` on ``gridpoints``); the result's ``trajectory`` is a
+    :class:`~.time_optimal.PathTimeLaw` that starts and ends at rest, ``scale`` its duration over ``traj``'s.
+    ``min_scale``, ``time_quantum`` and ``subsamples`` belong to the uniform method.
     """
     n = traj.n
     fn = _dynamics_function(dynamics)
@@ -257,6 +265,12 @@ def retime_to_limits(traj: Trajectory, dynamics: Any, effort_limits: Any = None,
         velocity_limits = dynamics.limits["velocity"] if hasattr(dynamics, "limits") else np.inf
     vel = _limit_vector(velocity_limits, n, "velocity limits")
     acc = _limit_vector(np.inf if acceleration_limits is None else acceleration_limits, n, "acceleration limits")
+    if method == "time_optimal":
+        if min_scale > 0.0 or time_quantum > 0.0:
+            raise ValueError("min_scale and time_quantum apply to the uniform method, not to time_optimal")
+        return _time_optimal_result(traj, fn, lim, vel, acc, gridpoints, names)
+    if method != "uniform":
+        raise ValueError(f"method must be 'uniform' or 'time_optimal', got {method!r}")
     sampled = isinstance(traj, SampledTrajectory)
     if sampled:
         pieces = sampled_pieces(traj, subsamples)
@@ -292,6 +306,19 @@ def retime_to_limits(traj: Trajectory, dynamics: Any, effort_limits: Any = None,
     else:
         raise ValueError(f"could not fit the limits after rounding the times (peak ratio {worst:.9g})")
     return TimeScalingResult(out, k, out.duration, before, e_ratio, k_eff, k_vel, binding, v_ratio)
+
+
+def _time_optimal_result(traj: Trajectory, fn: Dynamics, lim: np.ndarray, vel: np.ndarray, acc: np.ndarray,
+                         gridpoints: Any, names: list[str] | None) -> TimeScalingResult:
+    """:func:`retime_to_limits` with ``method="time_optimal"``: the path of ``traj`` (s = its time)."""
+    if traj.duration <= 0.0:
+        raise ValueError("a trajectory of zero duration has no path to time")
+    pieces = sampled_pieces(traj, 20) if isinstance(traj, SampledTrajectory) else \
+        continuous_pieces(traj, _sample_times(traj, traj.duration / 2000.0), 1)
+    _, before = smallest_crossing(pieces, fn, lim, names)
+    res = time_optimal(traj, fn, lim, vel, acceleration_limits=acc, gridpoints=gridpoints, names=names)
+    return TimeScalingResult(res.trajectory, res.duration / traj.duration, res.duration, before, res.effort_ratio,
+                             binding=res.binding, peak_velocity_ratio=res.velocity_ratio)
 
 
 def retime_points(times: Any, positions: Any, velocities: Any, accelerations: Any, dynamics: Any,

@@ -1,0 +1,531 @@
+"""Time-optimal parameterization of a path under joint velocity, acceleration and effort limits that holds on the
+continuous curve, not only on a grid.
+
+A path q(s) (:mod:`.paths`) played with s(t) has qd = q' sd and qdd = q' sdd + q'' sd^2.  With x = sd^2 and
+u = sdd, the efforts of 001 eq. 7.61 (rotor inertia and friction included) along the path are
+
+    Gamma(s) = a(s) u + b(s) x + f(s) sqrt(x) + c(s)
+
+with a = (A + Ia) q', b = (A + Ia) q'' + C(q, q') q', f = Fv q' (viscous) and c = Q + Fc sign(q') (gravity and
+Coulomb friction in the direction of the motion), read off the model's inverse dynamics
+(:func:`~.effort_bounds.quadratics` and one call at rest): any ``(q, qd, qdd) -> efforts`` works.
+
+**Reachability analysis** (the method of TOPP-RA, H. Pham and Q.-C. Pham, IEEE T-RO 2018): on a grid
+s_0 < ... < s_N, u is constant on each segment, so x(s) is linear there and x_{i+1} = x_i + 2 (s_{i+1} - s_i) u_i.
+Backward, the controllable sets K_i (the x_i from which the end is reachable within the limits) are intervals, each
+the projection of a two-variable polytope in (u_i, x_i), computed exactly (Fourier-Motzkin); forward, the greatest
+admissible u_i keeps x_{i+1} in K_{i+1}.  Greedy forward on exact controllable sets is time-optimal for the
+discretized problem.
+
+**On the whole curve.** TOPP-RA checks the limits at the grid points with the segment's u (collocation); between
+them, where u_i still acts and x, q, q', q'' move on, the efforts overshoot (median 5.7 %, up to 44 % on 50 random
+RX-90 paths at 0.35 of its effort limits, ``bench/bench_time_optimal.py``).  Here each segment's constraints hold at *check points* s_i + theta (s_{i+1} - s_i): the two ends
+(theta 0 and 1, with the segment's own u) and the middle; there x = x_i + 2 theta (s_{i+1} - s_i) u_i is linear in
+(u_i, x_i), so every check point adds exact linear constraints.  The viscous term f sqrt(x) is bounded linearly on
+the safe side (the tangent at the previous solution where it loads the joint, the chord up to the velocity limit,
+or nothing, where it helps).  Where the model's sign(q'_j) jumps inside a segment (a joint reverses), both one-sided
+readings are check points; at a stop both the motion's Coulomb friction and the model's sign(0) = 0 count.  The
+velocity limits, which need no dynamics, bind at :data:`VEL_POINTS` points per segment.  The result is then
+evaluated on ``check`` points per segment (efforts with the model itself, velocities, accelerations); a segment
+over a limit by more than ``tolerance`` has its limits lowered by twice its excess and the problem is solved again
+(typically once; a neighbour's solution moves a little).  Each solution is safe at every check point; the rounds
+only lower limits.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from .base import Trajectory, Triple
+from .effort_bounds import CHUNK_STATES, quadratics
+from .paths import GeometricPath, as_path
+
+DEFAULT_GRIDPOINTS = 200
+"""Grid points of the path by default, Chebyshev-Lobatto nodes (denser at the ends, where the slow start and stop
+take most of the time; the path's knots added): the discretization's cost in duration falls as 1/N (a segment's u
+holds at both its ends); at 200 the durations are within 0.1 % (median), 0.8 % (max) of TOPP-RA's on 50 RX-90
+paths, whose results overshoot the limits (``bench/bench_time_optimal.py``)."""
+VEL_POINTS = 17
+"""Points per segment (both ends included) where the velocity limits bind as rows of their own (cheap: no
+dynamics)."""
+MAX_ROUNDS = 16
+X_CAP = 1e30
+"""Greatest sd^2: where the path stands still (q' = q'' = 0) any speed is admissible, and the time law passes in
+~1e-15 of the segment's s."""
+ZERO = 1e-12
+"""|coefficient of u| below this (relative to the row's size) makes a row a bound on x alone."""
+
+
+@dataclass(frozen=True)
+class Coefficients:
+    """Effort coefficients (Gamma = a u + b x + f sqrt(x) + c), path derivatives and the velocity bound on x
+    (min_j velocity_j^2 / q'_j^2) at points of the path; arrays (P, n), X (P,)."""
+
+    dq: np.ndarray
+    ddq: np.ndarray
+    a: np.ndarray
+    b: np.ndarray
+    f: np.ndarray
+    c: np.ndarray
+    X: np.ndarray
+    g: np.ndarray
+
+    def at_rest(self, where: np.ndarray) -> Coefficients:
+        """The same with the Coulomb friction left out of c where ``where`` (P,): the model's reading at the
+        instant of a stop (sign(0) = 0), which counts as well as the motion's (001 eq. 7.61)."""
+        return Coefficients(self.dq, self.ddq, self.a, self.b, self.f, np.where(where[:, None], self.g, self.c),
+                            self.X, self.g)
+
+
+def coefficients(path: GeometricPath, fn: Any, s: np.ndarray, velocity: np.ndarray) -> Coefficients:
+    """:class:`Coefficients` at the path points ``s`` (1-D), by chunks of :data:`CHUNK_STATES` points."""
+    parts = []
+    for lo in range(0, s.size, CHUNK_STATES):
+        q, dq, ddq = path.evaluate(s[lo:lo + CHUNK_STATES])
+        c0, c1, c2 = quadratics(fn, q, dq, ddq)  # Gamma(q, v q', v^2 q'') = c0 + c1 v + c2 v^2
+        zero = np.zeros_like(q)
+        g = np.asarray(fn(q, zero, zero), dtype=float)
+        a = np.asarray(fn(q, zero, dq), dtype=float) - g
+        with np.errstate(divide="ignore"):
+            X = np.min(np.where(dq != 0.0, velocity**2 / dq**2, np.inf), axis=1)
+        parts.append((dq, ddq, a, c2, c1, c0, X, g))
+    return Coefficients(*(np.concatenate(p) for p in zip(*parts, strict=True)))
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Joint limits (n,) each, inf = none."""
+
+    effort: np.ndarray
+    velocity: np.ndarray
+    acceleration: np.ndarray
+
+
+def _rows(co: Coefficients, w: np.ndarray, active: np.ndarray, lim: Limits, scale: np.ndarray,
+          xbar: np.ndarray | None, vel: tuple[np.ndarray, np.ndarray] | None = None
+          ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Linear constraints Au u + Ax x_i <= C of the check points: arrays (N, K, R) from coefficients (N, K, n),
+    w = 2 theta (s_{i+1} - s_i) (N, K) (x at the point = x_i + w u), which points count (N, K), the segments'
+    limit scales (N,) and the tangent points of the viscous bound (N, K) (None: the viscous term left out, a first
+    estimate); ``vel``: (w, X) (N, V) of more points where only the velocity limits count."""
+    s = scale[:, None, None]
+    W = w[..., None]
+    L = lim.effort * s
+    Au_e = co.a + W * co.b
+    Ax_e = co.b
+    Au, Ax, C = [], [], []
+    for sign in (1.0, -1.0):  # sign * Gamma <= L
+        phi = sign * co.f  # coefficient of sqrt(x) in the row
+        au, ax, rhs = sign * Au_e, sign * Ax_e, L - sign * co.c
+        if xbar is not None:
+            xb = np.maximum(xbar, 1e-12 * max(float(np.max(xbar, initial=0.0)), 1e-300))[..., None]
+            tangent = phi > 0.0  # phi sqrt(x) <= phi (sqrt(xb)/2 + x / (2 sqrt(xb)))
+            sq = np.sqrt(xb)
+            k_t = np.where(tangent, phi / (2.0 * sq), 0.0)
+            rhs = rhs - np.where(tangent, phi * sq / 2.0, 0.0)
+            Xp = co.X[..., None]
+            chord = (phi < 0.0) & np.isfinite(Xp) & (Xp > 0.0)  # sqrt(x) >= x / sqrt(X) on [0, X]
+            with np.errstate(divide="ignore", invalid="ignore"):
+                k_c = np.where(chord, phi / np.sqrt(np.where(chord, Xp, 1.0)), 0.0)
+            k = k_t + k_c
+            au, ax = au + k * W, ax + k
+        Au.append(au)
+        Ax.append(ax)
+        C.append(np.broadcast_to(rhs, au.shape))
+    A = lim.acceleration * s
+    for sign in (1.0, -1.0):  # sign * (q' u + q'' x) <= A
+        Au.append(sign * (co.dq + W * co.ddq))
+        Ax.append(sign * co.ddq)
+        C.append(np.broadcast_to(A, co.dq.shape))
+    Xs = co.X * scale[:, None] ** 2  # x at the point <= min_j (scale velocity_j / q'_j)^2
+    Au.append(w[..., None])
+    Ax.append(np.ones_like(w)[..., None])
+    C.append(Xs[..., None])
+
+    Au, Ax, C = (np.concatenate(v, axis=2) for v in (Au, Ax, C))
+    free = ~np.isfinite(C) | ~active[..., None]  # an infinite limit or a point that does not count: no row
+    Au, Ax, C = np.where(free, 0.0, Au), np.where(free, 0.0, Ax), np.where(free, np.inf, C)
+    N = w.shape[0]
+    Au, Ax, C = Au.reshape(N, -1), Ax.reshape(N, -1), C.reshape(N, -1)
+    if vel is not None:
+        vw, vX = vel
+        vC = np.where(np.isfinite(vX), vX * scale[:, None] ** 2, np.inf)
+        Au = np.concatenate([Au, np.where(np.isfinite(vC), vw, 0.0)], axis=1)
+        Ax = np.concatenate([Ax, np.where(np.isfinite(vC), 1.0, 0.0)], axis=1)
+        C = np.concatenate([C, vC], axis=1)
+    return Au, Ax, C
+
+
+@dataclass(frozen=True)
+class _Bounds:
+    """Per segment: u <= bu + gu x (rows up to R), u >= bl + gl x, and the interval of x the rows allow alone."""
+
+    bu: np.ndarray
+    gu: np.ndarray
+    bl: np.ndarray
+    gl: np.ndarray
+    xlo: np.ndarray
+    xhi: np.ndarray
+
+
+def _bounds(Au: np.ndarray, Ax: np.ndarray, C: np.ndarray) -> _Bounds:
+    """Rows (N, R) to bounds on u as functions of x and the x interval where they admit a u (Fourier-Motzkin)."""
+    size = np.abs(Au) + np.abs(Ax) + np.where(np.isfinite(C), np.abs(C), 0.0) + 1e-300
+    up, low = Au > ZERO * size, Au < -ZERO * size
+    with np.errstate(divide="ignore", invalid="ignore"):
+        beta, gamma = C / Au, -Ax / Au
+    bu, gu = _compact(up, (beta, np.inf), (gamma, 0.0))
+    bl, gl = _compact(low, (beta, -np.inf), (gamma, 0.0))
+    xlo = np.zeros(Au.shape[0])
+    xhi = np.full(Au.shape[0], np.inf)
+    # rows without u: Ax x <= C
+    only_x = ~(up | low)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        r = C / Ax
+    xhi = np.minimum(xhi, np.min(np.where(only_x & (Ax > 0), r, np.inf), axis=1))
+    xlo = np.maximum(xlo, np.max(np.where(only_x & (Ax < 0), r, -np.inf), axis=1))
+    bad = np.any(only_x & (Ax == 0) & (C < 0), axis=1)
+    # pairs lower l, upper k: bl + gl x <= bu + gu x
+    xlo, xhi = _pairs(bl[:, :, None], gl[:, :, None], bu[:, None, :], gu[:, None, :], xlo, xhi, axes=(1, 2))
+    xhi = np.where(bad, -np.inf, xhi)
+    return _Bounds(bu, gu, bl, gl, xlo, xhi)
+
+
+def _compact(mask: np.ndarray, *fields: tuple[np.ndarray, float]) -> list[np.ndarray]:
+    """Per row of (N, R), the entries where ``mask`` first (the others: the field's fill), trimmed to the greatest
+    count of a row."""
+    order = np.argsort(~mask, axis=1, kind="stable")
+    count = max(int(np.max(mask.sum(axis=1), initial=0)), 1)
+    return [np.take_along_axis(np.where(mask, v, fill), order, axis=1)[:, :count] for v, fill in fields]
+
+
+def _pairs(bl: Any, gl: Any, bu: Any, gu: Any, xlo: Any, xhi: Any, axes: Any) -> tuple[Any, Any]:
+    """Intersect [xlo, xhi] with {x : bl + gl x <= bu + gu x} over the pairs (reduced over ``axes``)."""
+    alpha = gl - gu
+    with np.errstate(invalid="ignore", divide="ignore"):
+        rhs = bu - bl  # inf when a side is vacuous
+        r = rhs / alpha
+    finite = np.isfinite(rhs)
+    hi = np.where(finite & (alpha > 0), r, np.inf)
+    lo = np.where(finite & (alpha < 0), r, -np.inf)
+    never = finite & (alpha == 0) & (rhs < 0)
+    xhi = np.minimum(xhi, np.min(hi, axis=axes))
+    xlo = np.maximum(xlo, np.max(lo, axis=axes))
+    return xlo, np.where(np.any(never, axis=axes), -np.inf, xhi)
+
+
+class InfeasiblePath(ValueError):
+    """No admissible time law: the limits cannot be kept along the path (e.g. gravity alone exceeds an effort
+    limit, or the path cannot start or end at the requested speed)."""
+
+
+def _interval(alpha: np.ndarray, rhs: np.ndarray, lo: float, hi: float) -> tuple[float, float]:
+    """[lo, hi] intersected with {x : alpha x <= rhs} for every row (rhs inf: no row)."""
+    r = rhs / alpha
+    pos, neg = alpha > 0, alpha < 0
+    if pos.any():
+        hi = min(hi, float(r[pos].min()))
+    if neg.any():
+        lo = max(lo, float(r[neg].max()))
+    if ((alpha == 0) & (rhs < 0)).any():
+        hi = -math.inf
+    return lo, hi
+
+
+def _solve(bd: _Bounds, ds: np.ndarray, x_start: float, x_end: float, s: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Controllable sets backward, the greatest admissible u forward: (x (N+1,), u (N,))."""
+    N = ds.size
+    lo, hi = np.empty(N + 1), np.empty(N + 1)
+    lo[N] = hi[N] = x_end
+    h2 = 2.0 * ds
+    with np.errstate(divide="ignore", invalid="ignore"):
+        for i in range(N - 1, -1, -1):
+            h = h2[i]
+            # u >= (lo' - x) / h against the upper rows; u <= (hi' - x) / h against the lower rows
+            a, b = _interval(-1.0 / h - bd.gu[i], bd.bu[i] - lo[i + 1] / h, bd.xlo[i], bd.xhi[i])
+            a, b = _interval(bd.gl[i] + 1.0 / h, hi[i + 1] / h - bd.bl[i], a, b)
+            if not a <= b * (1.0 + 1e-12) + 1e-300:
+                raise InfeasiblePath(f"no admissible speed at s = {s[i]:.6g}: the limits cannot be kept along the "
+                                     f"path there (a static effort over its limit, or too little to stop before the "
+                                     f"end)")
+            lo[i], hi[i] = a, min(max(a, b), X_CAP)
+    if not lo[0] * (1.0 - 1e-9) - 1e-300 <= x_start <= hi[0] * (1.0 + 1e-9) + 1e-300:
+        raise InfeasiblePath(f"the start speed (sd^2 = {x_start:.6g}) is not in the controllable set "
+                             f"[{lo[0]:.6g}, {hi[0]:.6g}]: the limits cannot be kept from the start")
+    x = np.empty(N + 1)
+    u = np.empty(N)
+    x[0] = x_start
+    bu, gu, bl, gl = bd.bu, bd.gu, bd.bl, bd.gl
+    for i in range(N):
+        h = h2[i]
+        xi = x[i]
+        u_hi = min(float((bu[i] + gu[i] * xi).min()), (hi[i + 1] - xi) / h)
+        u_lo = max(float((bl[i] + gl[i] * xi).max()), (lo[i + 1] - xi) / h)
+        ui = u_hi if u_hi >= u_lo else u_lo
+        x[i + 1] = min(max(xi + h * ui, lo[i + 1], 0.0), hi[i + 1])
+        u[i] = (x[i + 1] - xi) / h
+    return x, u
+
+
+class PathTimeLaw(Trajectory):
+    """q(s(t)) with s(t) piecewise quadratic: on segment i, sdd = u_i and sd^2 goes linearly in s from x_i to
+    x_{i+1}.  Breakpoints: the grid's times (where sdd, hence qdd, may jump)."""
+
+    def __init__(self, path: GeometricPath, s: np.ndarray, x: np.ndarray, u: np.ndarray) -> None:
+        self.path, self.s, self.x, self.u = path, s, x, u
+        self.n = path.n
+        sd = np.sqrt(x)
+        with np.errstate(divide="ignore"):
+            dt = 2.0 * np.diff(s) / (sd[:-1] + sd[1:])
+        if not np.all(np.isfinite(dt)):
+            raise InfeasiblePath("the time law stops inside the path (sd = 0 on a segment)")
+        self.times = np.concatenate([[0.0], np.cumsum(dt)])
+        self.duration = float(self.times[-1])
+        self._sd = sd
+
+    def breakpoints(self) -> np.ndarray:
+        return self.times.copy()
+
+    def path_state(self, t: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(s, sd, sdd) at times t (inside [0, duration])."""
+        i = np.clip(np.searchsorted(self.times, t, side="right") - 1, 0, self.u.size - 1)
+        tau = t - self.times[i]
+        sd = np.maximum(self._sd[i] + self.u[i] * tau, 0.0)
+        s = np.clip(self.s[i] + self._sd[i] * tau + 0.5 * self.u[i] * tau**2, self.s[i], self.s[i + 1])
+        return s, sd, self.u[i]
+
+    def _evaluate(self, t: np.ndarray) -> Triple:
+        s, sd, sdd = self.path_state(t)
+        q, dq, ddq = self.path.evaluate(s)
+        return q, dq * sd[:, None], dq * sdd[:, None] + ddq * (sd**2)[:, None]
+
+
+@dataclass
+class TimeOptimalResult:
+    """Outcome of :func:`time_optimal`: the retimed ``trajectory`` (a :class:`PathTimeLaw`), its ``duration``, the
+    grid ``s`` (N+1,), sd^2 ``x`` (N+1,) and sdd ``u`` (N,) on it; the peak ratios |value| / limit on the check
+    points (``check`` per segment and the worst points found): ``effort_ratio``, ``velocity_ratio``,
+    ``acceleration_ratio``; ``rounds``: problems solved; ``binding``: the limit with the greatest ratio."""
+
+    trajectory: PathTimeLaw
+    duration: float
+    s: np.ndarray
+    x: np.ndarray
+    u: np.ndarray
+    effort_ratio: float
+    velocity_ratio: float
+    acceleration_ratio: float
+    rounds: int
+    binding: str
+
+    @property
+    def peak_ratio(self) -> float:
+        return max(self.effort_ratio, self.velocity_ratio, self.acceleration_ratio)
+
+
+def _limits(dynamics: Any, n: int, effort: Any, velocity: Any, acceleration: Any) -> Limits:
+    own = getattr(dynamics, "limits", {})
+
+    def vec(v: Any, key: str | None, what: str) -> np.ndarray:
+        if v is None:
+            v = own.get(key, np.inf) if key else np.inf
+        a = np.asarray(v, dtype=float)
+        a = np.full(n, float(a)) if a.ndim == 0 else a
+        if a.shape != (n,) or np.any(np.isnan(a)) or np.any(a <= 0.0):
+            raise ValueError(f"{what} must be positive (inf allowed) with shape ({n},), got {v}")
+        return a
+
+    if effort is None and "effort" not in own:
+        raise ValueError("effort_limits are required when dynamics is a plain callable")
+    return Limits(vec(effort, "effort", "effort limits"), vec(velocity, "velocity", "velocity limits"),
+                  vec(acceleration, None, "acceleration limits"))
+
+
+def _grid(path: GeometricPath, gridpoints: Any) -> np.ndarray:
+    if np.ndim(gridpoints) == 0:
+        count = int(gridpoints)
+        if count < 2:
+            raise ValueError(f"gridpoints must be >= 2, got {gridpoints}")
+        nodes = 0.5 - 0.5 * np.cos(np.pi * np.arange(count) / (count - 1))  # Chebyshev-Lobatto: denser at the ends
+        s = np.union1d(path.s0 + nodes * path.length, path.knots)
+    else:
+        s = np.unique(np.asarray(gridpoints, dtype=float))
+        if s.size < 2 or s[0] != path.s0 or s[-1] != path.s1:
+            raise ValueError(f"gridpoints must start at {path.s0} and end at {path.s1}")
+    keep = np.concatenate([[True], np.diff(s) > 1e-12 * max(path.length, 1e-300)])
+    return s[keep]
+
+
+def _check(law: PathTimeLaw, fn: Any, lim: Limits, theta: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Ratios |value| / limit (N, M) of efforts, velocities, accelerations at fractions ``theta`` (M,) of each
+    segment (of s), by chunks of segments.  Where sd = 0 (a stop) both readings of the Coulomb friction count: the
+    motion's and the model's sign(0) = 0."""
+    s, x, u = law.s, law.x, law.u
+    N, M = u.size, theta.size
+    out = [np.empty((N, M)) for _ in range(3)]
+    per = max(1, CHUNK_STATES // M)
+    for lo in range(0, N, per):
+        i = np.arange(lo, min(N, lo + per))
+        ds = (s[i + 1] - s[i])[:, None]
+        ss = (s[i][:, None] + theta * ds).ravel()
+        xx = np.maximum(x[i][:, None] + 2.0 * theta * ds * u[i][:, None], 0.0).ravel()
+        uu = np.repeat(u[i], M)
+        q, dq, ddq = law.path.evaluate(ss)
+        sd = np.sqrt(xx)
+        qd = dq * np.maximum(sd, 1e-300)[:, None]  # at rest: the direction of the motion (Coulomb friction)
+        qdd = dq * uu[:, None] + ddq * xx[:, None]
+        tau = np.abs(np.asarray(fn(q, qd, qdd), dtype=float))
+        if np.any(rest := sd == 0.0):
+            tau[rest] = np.maximum(tau[rest], np.abs(fn(q[rest], np.zeros_like(qd[rest]), qdd[rest])))
+        for k, (val, L) in enumerate(((tau, lim.effort), (qd, lim.velocity), (qdd, lim.acceleration))):
+            out[k][i] = np.max(np.abs(val) / L, axis=1).reshape(i.size, M)
+    return out[0], out[1], out[2]
+
+
+def reversals(path: GeometricPath, s: np.ndarray, theta: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(segment, theta) of every sign change of a q'_j inside a segment of the grid ``s`` (seen on the fractions
+    ``theta``, located by bisection to ~1e-13 of the segment): a joint reverses there and its Coulomb friction
+    jumps."""
+    ds = np.diff(s)
+    seg, lo_t, hi_t, joint = [], [], [], []
+    for i0 in range(0, ds.size, max(1, CHUNK_STATES // theta.size)):
+        i = np.arange(i0, min(ds.size, i0 + max(1, CHUNK_STATES // theta.size)))
+        dq = path.evaluate((s[i][:, None] + theta * ds[i][:, None]).ravel())[1].reshape(i.size, theta.size, -1)
+        sg = np.sign(dq)
+        a, m, j = np.nonzero(sg[:, :-1] * sg[:, 1:] < 0)  # strict changes (a zero at a grid point: sign(0) there)
+        seg.append(i[a])
+        lo_t.append(theta[m])
+        hi_t.append(theta[m + 1])
+        joint.append(j)
+    seg, lo_t, hi_t, joint = (np.concatenate(v) if v else np.zeros(0) for v in (seg, lo_t, hi_t, joint))
+    seg, joint = seg.astype(int), joint.astype(int)
+    if seg.size == 0:
+        return seg, lo_t
+    sign_lo = np.sign(path.evaluate(s[seg] + lo_t * ds[seg])[1][np.arange(seg.size), joint])
+    for _ in range(44):
+        mid = 0.5 * (lo_t + hi_t)
+        v = path.evaluate(s[seg] + mid * ds[seg])[1][np.arange(seg.size), joint]
+        same = np.sign(v) == sign_lo
+        lo_t, hi_t = np.where(same, mid, lo_t), np.where(same, hi_t, mid)
+    return seg, 0.5 * (lo_t + hi_t)
+
+
+@dataclass
+class _Columns:
+    """The check points: per column a theta (N,), whether it counts on each segment (N,), its coefficients."""
+
+    theta: list[np.ndarray]
+    active: list[np.ndarray]
+    co: list[Coefficients]
+
+    def add(self, theta: np.ndarray, active: np.ndarray, co: Coefficients) -> None:
+        self.theta.append(theta)
+        self.active.append(active)
+        self.co.append(co)
+
+    def stacked(self) -> tuple[Coefficients, np.ndarray, np.ndarray]:
+        co = Coefficients(*(np.stack([getattr(c, f) for c in self.co], axis=1)
+                            for f in Coefficients.__dataclass_fields__))
+        return co, np.stack(self.theta, axis=1), np.stack(self.active, axis=1)
+
+
+def _columns(p: GeometricPath, fn: Any, s: np.ndarray, lim: Limits, grid: np.ndarray, rest_start: bool,
+             rest_end: bool) -> _Columns:
+    """Both ends and the middle of every segment; at a stop at either end the reading without Coulomb friction;
+    both sides of every joint reversal."""
+    ds = np.diff(s)
+    N = ds.size
+    cols = _Columns([], [], [])
+    every = np.ones(N, dtype=bool)
+    for t in (0.0, 0.5, 1.0):
+        th = np.full(N, t)
+        cols.add(th, every, coefficients(p, fn, s[:-1] + th * ds, lim.velocity))
+    for t, seg, on in ((0.0, 0, rest_start), (1.0, N - 1, rest_end)):
+        if on:
+            only = np.zeros(N, dtype=bool)
+            only[seg] = True
+            cols.add(np.full(N, t), only, cols.co[int(2 * t)].at_rest(only))
+    seg, th = reversals(p, s, grid)
+    rank = np.zeros(seg.size, dtype=int)
+    for k in range(1, seg.size):  # the k-th reversal found in its segment goes to the k-th pair of columns
+        rank[k] = np.count_nonzero(seg[:k] == seg[k])
+    for r in range(int(rank.max(initial=-1)) + 1):
+        pick = rank == r
+        for side in (-1e-9, 1e-9):
+            theta = np.zeros(N)
+            theta[seg[pick]] = np.clip(th[pick] + side, 0.0, 1.0)
+            active = np.zeros(N, dtype=bool)
+            active[seg[pick]] = True
+            cols.add(theta, active, coefficients(p, fn, s[:-1] + theta * ds, lim.velocity))
+    return cols
+
+
+def time_optimal(path: Any, dynamics: Any, effort_limits: Any = None, velocity_limits: Any = None, *,
+                 acceleration_limits: Any = None, gridpoints: Any = DEFAULT_GRIDPOINTS, check: int = 100,
+                 tolerance: float = 1e-9, start_speed: float = 0.0, end_speed: float = 0.0,
+                 names: list[str] | None = None) -> TimeOptimalResult:
+    """The fastest time law along ``path`` (anything :func:`~.paths.as_path` takes) within the limits, on the
+    continuous curve (module docstring).
+
+    dynamics: a RobotModel or a callable (q, qd, qdd) -> efforts (N, n).  Limits: (n,) or scalars, inf = none;
+    effort and velocity default to ``dynamics.limits``, acceleration to none.  gridpoints: a count
+    (:data:`DEFAULT_GRIDPOINTS`: Chebyshev-Lobatto nodes of s, the path's knots added) or the grid itself.  check: points per segment where the result is verified (both
+    ends included); tolerance: the relative excess allowed there.  start_speed / end_speed: sd at the ends (0: at
+    rest).  names: the joints' names for the messages.  :class:`InfeasiblePath` (a ValueError) when no time law
+    keeps the limits.
+    """
+    p = as_path(path)
+    fn = dynamics.inverse_dynamics if hasattr(dynamics, "inverse_dynamics") else dynamics
+    if not callable(fn):
+        raise ValueError("dynamics must be a RobotModel (with inverse_dynamics) or a callable (q, qd, qdd) -> efforts")
+    lim = _limits(dynamics, p.n, effort_limits, velocity_limits, acceleration_limits)
+    s = _grid(p, gridpoints)
+    ds = np.diff(s)
+    N = ds.size
+    grid = np.linspace(0.0, 1.0, max(int(check), 3))
+    x_start, x_end = float(start_speed) ** 2, float(end_speed) ** 2
+    cols = _columns(p, fn, s, lim, grid, x_start == 0.0, x_end == 0.0)
+    for at_rest, seg, co in ((x_start == 0.0, 0, cols.co[0]), (x_end == 0.0, N - 1, cols.co[2])):
+        static = np.abs(np.stack([co.c[seg], co.g[seg]]))  # moving off / stopping, and at the instant of rest
+        if at_rest and np.any(over := static > lim.effort):
+            k, j = (int(v) for v in np.argwhere(over)[0])
+            where = p.s0 if seg == 0 and co is cols.co[0] else p.s1
+            raise InfeasiblePath(f"{names[j] if names else f'joint {j}'}: at rest at s = {where:.6g} the static "
+                                 f"effort (gravity + Coulomb friction) is {static[k, j]:.6g}, beyond its limit "
+                                 f"{lim.effort[j]:.6g}")
+    viscous = any(np.any(c.f != 0.0) for c in cols.co)
+    vt = np.linspace(0.0, 1.0, VEL_POINTS)
+    dqv = p.evaluate((s[:-1, None] + vt * ds[:, None]).ravel())[1]
+    with np.errstate(divide="ignore"):
+        Xv = np.min(np.where(dqv != 0.0, lim.velocity**2 / dqv**2, np.inf), axis=1).reshape(N, vt.size)
+    vel = (2.0 * vt * ds[:, None], Xv) if np.any(np.isfinite(Xv)) else None
+    scale = np.ones(N)
+    xbar = None
+    for rounds in range(1, MAX_ROUNDS + 1):
+        co, theta, active = cols.stacked()
+        w = 2.0 * theta * ds[:, None]
+        Au, Ax, C = _rows(co, w, active, lim, scale, xbar if viscous else None, vel)
+        x, u = _solve(_bounds(Au, Ax, C), ds, x_start, x_end, s)
+        law = PathTimeLaw(p, s, x, u)
+        new_xbar = x[:-1, None] + w * u[:, None]
+        if viscous and xbar is None:  # the viscous term linearized at this first estimate from now on
+            xbar = new_xbar
+            continue
+        ratios = _check(law, fn, lim, grid)
+        worst = np.maximum.reduce(ratios)
+        over = np.max(worst, axis=1) > 1.0 + tolerance
+        settled = xbar is None or np.allclose(new_xbar, xbar, rtol=1e-3, atol=1e-12 * float(np.max(x)))
+        if not np.any(over) and (not viscous or settled):
+            peaks = [float(np.max(r)) for r in ratios]
+            names = ("effort", "velocity", "acceleration")
+            return TimeOptimalResult(law, law.duration, s, x, u, *peaks, rounds, names[int(np.argmax(peaks))])
+        if viscous:
+            xbar = new_xbar
+        # a segment over a limit between its check points: its limits lowered by twice the excess
+        scale = np.where(over, scale / np.max(worst, axis=1) ** 2 * (1.0 - 1e-9), scale)
+    raise InfeasiblePath(f"the limits were not met on every check point after {MAX_ROUNDS} rounds "
+                         f"(peak ratio {float(np.max(worst)):.9g})")
