@@ -246,3 +246,39 @@ def test_python_api_example_runs_as_written(capsys):
     duration, binding = float(out.split(" s,")[0]), out.split("bound by ")[1].split(",")[0]
     assert 0.5 < duration < 10.0 and binding in ("effort", "velocity")
     assert float(out.rsplit("peak ratio ", 1)[1]) <= 1.0 + 1e-9
+
+
+# ------------------------------------------------------------------ the compiled linear programs
+@pytest.mark.parametrize("kind", list(PATHS))
+def test_compiled_kernel_gives_the_numpy_result_bit_for_bit(kind):
+    from robot_dynamics.trajectory import reachability
+
+    if reachability.kernel("compiled") is None:
+        pytest.fail("no C compiler here: the kernel cannot be checked")
+    a = time_optimal(spline_path(np.array(PATHS[kind])), RX90, EFFORT, VEL, engine="numpy")
+    b = time_optimal(spline_path(np.array(PATHS[kind])), RX90, EFFORT, VEL, engine="compiled")
+    np.testing.assert_array_equal(a.x, b.x)
+    np.testing.assert_array_equal(a.u, b.u)
+    assert a.rounds == b.rounds
+
+
+@pytest.mark.parametrize("engine", ["numpy", "compiled"])
+def test_both_kernels_refuse_alike(engine):
+    """A stage with no admissible x (a row x <= -1) and a start speed outside K_0, in either implementation."""
+    from robot_dynamics.trajectory.reachability import solve
+
+    N = 4
+    Au = np.array([[1.0, -1.0, 0.0]] * N)  # -1 <= u <= 1, x <= 4
+    Ax = np.array([[0.0, 0.0, 1.0]] * N)
+    C = np.array([[1.0, 1.0, 4.0]] * N)
+    ds, s = np.full(N, 0.25), np.linspace(0.0, 1.0, N + 1)
+    x, u = solve(Au, Ax, C, ds, 0.0, 0.0, s, engine)
+    np.testing.assert_allclose(x, [0.0, 0.5, 1.0, 0.5, 0.0])  # bang-bang: x = 2 s u
+    np.testing.assert_allclose(u, [1.0, 1.0, -1.0, -1.0])
+    C2 = C.copy()
+    C2[2, 2] = -1.0
+    with pytest.raises(InfeasiblePath, match="s = 0.5"):
+        solve(Au, Ax, C2, ds, 0.0, 0.0, s, engine)
+    with pytest.raises(InfeasiblePath, match="start speed"):
+        solve(Au, Ax, C, ds, 2.1, 0.0, s, engine)  # braking at 1 from sd^2 2.1 needs s 1.05 > 1
+    solve(Au, Ax, C, ds, 1.9, 0.0, s, engine)  # ... from 1.9: 0.95, just inside

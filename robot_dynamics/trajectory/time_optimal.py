@@ -34,7 +34,6 @@ only lower limits.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from typing import Any
 
@@ -43,6 +42,7 @@ import numpy as np
 from .base import Trajectory, Triple
 from .effort_bounds import CHUNK_STATES, quadratics
 from .paths import GeometricPath, as_path
+from .reachability import InfeasiblePath, solve
 
 DEFAULT_GRIDPOINTS = 200
 """Grid points of the path by default, Chebyshev-Lobatto nodes (denser at the ends, where the slow start and stop
@@ -53,11 +53,8 @@ VEL_POINTS = 17
 """Points per segment (both ends included) where the velocity limits bind as rows of their own (cheap: no
 dynamics)."""
 MAX_ROUNDS = 16
-X_CAP = 1e30
-"""Greatest sd^2: where the path stands still (q' = q'' = 0) any speed is admissible, and the time law passes in
-~1e-15 of the segment's s."""
-ZERO = 1e-12
-"""|coefficient of u| below this (relative to the row's size) makes a row a bound on x alone."""
+KEEP_STATES = 1 << 16
+"""Path samples of the check kept across rounds (at most ~9 MB for 6 joints)."""
 
 
 @dataclass(frozen=True)
@@ -160,117 +157,6 @@ def _rows(co: Coefficients, w: np.ndarray, active: np.ndarray, lim: Limits, scal
     return Au, Ax, C
 
 
-@dataclass(frozen=True)
-class _Bounds:
-    """Per segment: u <= bu + gu x (rows up to R), u >= bl + gl x, and the interval of x the rows allow alone."""
-
-    bu: np.ndarray
-    gu: np.ndarray
-    bl: np.ndarray
-    gl: np.ndarray
-    xlo: np.ndarray
-    xhi: np.ndarray
-
-
-def _bounds(Au: np.ndarray, Ax: np.ndarray, C: np.ndarray) -> _Bounds:
-    """Rows (N, R) to bounds on u as functions of x and the x interval where they admit a u (Fourier-Motzkin)."""
-    size = np.abs(Au) + np.abs(Ax) + np.where(np.isfinite(C), np.abs(C), 0.0) + 1e-300
-    up, low = Au > ZERO * size, Au < -ZERO * size
-    with np.errstate(divide="ignore", invalid="ignore"):
-        beta, gamma = C / Au, -Ax / Au
-    bu, gu = _compact(up, (beta, np.inf), (gamma, 0.0))
-    bl, gl = _compact(low, (beta, -np.inf), (gamma, 0.0))
-    xlo = np.zeros(Au.shape[0])
-    xhi = np.full(Au.shape[0], np.inf)
-    # rows without u: Ax x <= C
-    only_x = ~(up | low)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        r = C / Ax
-    xhi = np.minimum(xhi, np.min(np.where(only_x & (Ax > 0), r, np.inf), axis=1))
-    xlo = np.maximum(xlo, np.max(np.where(only_x & (Ax < 0), r, -np.inf), axis=1))
-    bad = np.any(only_x & (Ax == 0) & (C < 0), axis=1)
-    # pairs lower l, upper k: bl + gl x <= bu + gu x
-    xlo, xhi = _pairs(bl[:, :, None], gl[:, :, None], bu[:, None, :], gu[:, None, :], xlo, xhi, axes=(1, 2))
-    xhi = np.where(bad, -np.inf, xhi)
-    return _Bounds(bu, gu, bl, gl, xlo, xhi)
-
-
-def _compact(mask: np.ndarray, *fields: tuple[np.ndarray, float]) -> list[np.ndarray]:
-    """Per row of (N, R), the entries where ``mask`` first (the others: the field's fill), trimmed to the greatest
-    count of a row."""
-    order = np.argsort(~mask, axis=1, kind="stable")
-    count = max(int(np.max(mask.sum(axis=1), initial=0)), 1)
-    return [np.take_along_axis(np.where(mask, v, fill), order, axis=1)[:, :count] for v, fill in fields]
-
-
-def _pairs(bl: Any, gl: Any, bu: Any, gu: Any, xlo: Any, xhi: Any, axes: Any) -> tuple[Any, Any]:
-    """Intersect [xlo, xhi] with {x : bl + gl x <= bu + gu x} over the pairs (reduced over ``axes``)."""
-    alpha = gl - gu
-    with np.errstate(invalid="ignore", divide="ignore"):
-        rhs = bu - bl  # inf when a side is vacuous
-        r = rhs / alpha
-    finite = np.isfinite(rhs)
-    hi = np.where(finite & (alpha > 0), r, np.inf)
-    lo = np.where(finite & (alpha < 0), r, -np.inf)
-    never = finite & (alpha == 0) & (rhs < 0)
-    xhi = np.minimum(xhi, np.min(hi, axis=axes))
-    xlo = np.maximum(xlo, np.max(lo, axis=axes))
-    return xlo, np.where(np.any(never, axis=axes), -np.inf, xhi)
-
-
-class InfeasiblePath(ValueError):
-    """No admissible time law: the limits cannot be kept along the path (e.g. gravity alone exceeds an effort
-    limit, or the path cannot start or end at the requested speed)."""
-
-
-def _interval(alpha: np.ndarray, rhs: np.ndarray, lo: float, hi: float) -> tuple[float, float]:
-    """[lo, hi] intersected with {x : alpha x <= rhs} for every row (rhs inf: no row)."""
-    r = rhs / alpha
-    pos, neg = alpha > 0, alpha < 0
-    if pos.any():
-        hi = min(hi, float(r[pos].min()))
-    if neg.any():
-        lo = max(lo, float(r[neg].max()))
-    if ((alpha == 0) & (rhs < 0)).any():
-        hi = -math.inf
-    return lo, hi
-
-
-def _solve(bd: _Bounds, ds: np.ndarray, x_start: float, x_end: float, s: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Controllable sets backward, the greatest admissible u forward: (x (N+1,), u (N,))."""
-    N = ds.size
-    lo, hi = np.empty(N + 1), np.empty(N + 1)
-    lo[N] = hi[N] = x_end
-    h2 = 2.0 * ds
-    with np.errstate(divide="ignore", invalid="ignore"):
-        for i in range(N - 1, -1, -1):
-            h = h2[i]
-            # u >= (lo' - x) / h against the upper rows; u <= (hi' - x) / h against the lower rows
-            a, b = _interval(-1.0 / h - bd.gu[i], bd.bu[i] - lo[i + 1] / h, bd.xlo[i], bd.xhi[i])
-            a, b = _interval(bd.gl[i] + 1.0 / h, hi[i + 1] / h - bd.bl[i], a, b)
-            if not a <= b * (1.0 + 1e-12) + 1e-300:
-                raise InfeasiblePath(f"no admissible speed at s = {s[i]:.6g}: the limits cannot be kept along the "
-                                     f"path there (a static effort over its limit, or too little to stop before the "
-                                     f"end)")
-            lo[i], hi[i] = a, min(max(a, b), X_CAP)
-    if not lo[0] * (1.0 - 1e-9) - 1e-300 <= x_start <= hi[0] * (1.0 + 1e-9) + 1e-300:
-        raise InfeasiblePath(f"the start speed (sd^2 = {x_start:.6g}) is not in the controllable set "
-                             f"[{lo[0]:.6g}, {hi[0]:.6g}]: the limits cannot be kept from the start")
-    x = np.empty(N + 1)
-    u = np.empty(N)
-    x[0] = x_start
-    bu, gu, bl, gl = bd.bu, bd.gu, bd.bl, bd.gl
-    for i in range(N):
-        h = h2[i]
-        xi = x[i]
-        u_hi = min(float((bu[i] + gu[i] * xi).min()), (hi[i + 1] - xi) / h)
-        u_lo = max(float((bl[i] + gl[i] * xi).max()), (lo[i + 1] - xi) / h)
-        ui = u_hi if u_hi >= u_lo else u_lo
-        x[i + 1] = min(max(xi + h * ui, lo[i + 1], 0.0), hi[i + 1])
-        u[i] = (x[i + 1] - xi) / h
-    return x, u
-
-
 class PathTimeLaw(Trajectory):
     """q(s(t)) with s(t) piecewise quadratic: on segment i, sdd = u_i and sd^2 goes linearly in s from x_i to
     x_{i+1}.  Breakpoints: the grid's times (where sdd, hence qdd, may jump)."""
@@ -360,21 +246,40 @@ def _grid(path: GeometricPath, gridpoints: Any) -> np.ndarray:
     return s[keep]
 
 
-def _check(law: PathTimeLaw, fn: Any, lim: Limits, theta: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Ratios |value| / limit (N, M) of efforts, velocities, accelerations at fractions ``theta`` (M,) of each
-    segment (of s), by chunks of segments.  Where sd = 0 (a stop) both readings of the Coulomb friction count: the
-    motion's and the model's sign(0) = 0."""
-    s, x, u = law.s, law.x, law.u
+class _Samples:
+    """q, q', q'' at the fractions ``theta`` (M,) of every segment of the grid ``s``, by chunks of segments; kept
+    for the next rounds when there are at most :data:`KEEP_STATES` of them."""
+
+    def __init__(self, path: GeometricPath, s: np.ndarray, theta: np.ndarray) -> None:
+        self.path, self.s, self.theta = path, s, theta
+        self.per = max(1, CHUNK_STATES // theta.size)
+        self._kept: dict[int, Triple] | None = {} if (s.size - 1) * theta.size <= KEEP_STATES else None
+
+    def chunks(self) -> Any:
+        """(segments (k,), q, q', q'' (k M, n)) per chunk."""
+        N = self.s.size - 1
+        for lo in range(0, N, self.per):
+            i = np.arange(lo, min(N, lo + self.per))
+            if self._kept is not None and lo in self._kept:
+                yield (i, *self._kept[lo])
+                continue
+            ds = (self.s[i + 1] - self.s[i])[:, None]
+            vals = self.path.evaluate((self.s[i][:, None] + self.theta * ds).ravel())
+            if self._kept is not None:
+                self._kept[lo] = vals
+            yield (i, *vals)
+
+
+def _check(law: PathTimeLaw, fn: Any, lim: Limits, samples: _Samples) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Ratios |value| / limit (N, M) of efforts, velocities, accelerations at the ``samples`` of each segment.
+    Where sd = 0 (a stop) both readings of the Coulomb friction count: the motion's and the model's sign(0) = 0."""
+    s, x, u, theta = law.s, law.x, law.u, samples.theta
     N, M = u.size, theta.size
     out = [np.empty((N, M)) for _ in range(3)]
-    per = max(1, CHUNK_STATES // M)
-    for lo in range(0, N, per):
-        i = np.arange(lo, min(N, lo + per))
+    for i, q, dq, ddq in samples.chunks():
         ds = (s[i + 1] - s[i])[:, None]
-        ss = (s[i][:, None] + theta * ds).ravel()
         xx = np.maximum(x[i][:, None] + 2.0 * theta * ds * u[i][:, None], 0.0).ravel()
         uu = np.repeat(u[i], M)
-        q, dq, ddq = law.path.evaluate(ss)
         sd = np.sqrt(xx)
         qd = dq * np.maximum(sd, 1e-300)[:, None]  # at rest: the direction of the motion (Coulomb friction)
         qdd = dq * uu[:, None] + ddq * xx[:, None]
@@ -386,16 +291,14 @@ def _check(law: PathTimeLaw, fn: Any, lim: Limits, theta: np.ndarray) -> tuple[n
     return out[0], out[1], out[2]
 
 
-def reversals(path: GeometricPath, s: np.ndarray, theta: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(segment, theta) of every sign change of a q'_j inside a segment of the grid ``s`` (seen on the fractions
-    ``theta``, located by bisection to ~1e-13 of the segment): a joint reverses there and its Coulomb friction
-    jumps."""
+def reversals(samples: _Samples) -> tuple[np.ndarray, np.ndarray]:
+    """(segment, theta) of every sign change of a q'_j between two of the ``samples`` of a segment, located by
+    bisection to ~1e-13 of the segment: a joint reverses there and its Coulomb friction jumps."""
+    path, s, theta = samples.path, samples.s, samples.theta
     ds = np.diff(s)
     seg, lo_t, hi_t, joint = [], [], [], []
-    for i0 in range(0, ds.size, max(1, CHUNK_STATES // theta.size)):
-        i = np.arange(i0, min(ds.size, i0 + max(1, CHUNK_STATES // theta.size)))
-        dq = path.evaluate((s[i][:, None] + theta * ds[i][:, None]).ravel())[1].reshape(i.size, theta.size, -1)
-        sg = np.sign(dq)
+    for i, _, dq, _ in samples.chunks():
+        sg = np.sign(dq.reshape(i.size, theta.size, -1))
         a, m, j = np.nonzero(sg[:, :-1] * sg[:, 1:] < 0)  # strict changes (a zero at a grid point: sign(0) there)
         seg.append(i[a])
         lo_t.append(theta[m])
@@ -433,7 +336,7 @@ class _Columns:
         return co, np.stack(self.theta, axis=1), np.stack(self.active, axis=1)
 
 
-def _columns(p: GeometricPath, fn: Any, s: np.ndarray, lim: Limits, grid: np.ndarray, rest_start: bool,
+def _columns(p: GeometricPath, fn: Any, s: np.ndarray, lim: Limits, samples: _Samples, rest_start: bool,
              rest_end: bool) -> _Columns:
     """Both ends and the middle of every segment; at a stop at either end the reading without Coulomb friction;
     both sides of every joint reversal."""
@@ -449,7 +352,7 @@ def _columns(p: GeometricPath, fn: Any, s: np.ndarray, lim: Limits, grid: np.nda
             only = np.zeros(N, dtype=bool)
             only[seg] = True
             cols.add(np.full(N, t), only, cols.co[int(2 * t)].at_rest(only))
-    seg, th = reversals(p, s, grid)
+    seg, th = reversals(samples)
     rank = np.zeros(seg.size, dtype=int)
     for k in range(1, seg.size):  # the k-th reversal found in its segment goes to the k-th pair of columns
         rank[k] = np.count_nonzero(seg[:k] == seg[k])
@@ -467,7 +370,7 @@ def _columns(p: GeometricPath, fn: Any, s: np.ndarray, lim: Limits, grid: np.nda
 def time_optimal(path: Any, dynamics: Any, effort_limits: Any = None, velocity_limits: Any = None, *,
                  acceleration_limits: Any = None, gridpoints: Any = DEFAULT_GRIDPOINTS, check: int = 100,
                  tolerance: float = 1e-9, start_speed: float = 0.0, end_speed: float = 0.0,
-                 names: list[str] | None = None) -> TimeOptimalResult:
+                 names: list[str] | None = None, engine: str | None = None) -> TimeOptimalResult:
     """The fastest time law along ``path`` (anything :func:`~.paths.as_path` takes) within the limits, on the
     continuous curve (module docstring).
 
@@ -475,7 +378,8 @@ def time_optimal(path: Any, dynamics: Any, effort_limits: Any = None, velocity_l
     effort and velocity default to ``dynamics.limits``, acceleration to none.  gridpoints: a count
     (:data:`DEFAULT_GRIDPOINTS`: Chebyshev-Lobatto nodes of s, the path's knots added) or the grid itself.  check: points per segment where the result is verified (both
     ends included); tolerance: the relative excess allowed there.  start_speed / end_speed: sd at the ends (0: at
-    rest).  names: the joints' names for the messages.  :class:`InfeasiblePath` (a ValueError) when no time law
+    rest).  names: the joints' names for the messages.  engine: the linear programs' (:func:`.reachability.kernel`:
+    ``compiled``, ``numpy``; default ``$ROBOT_DYNAMICS_ENGINE``).  :class:`InfeasiblePath` (a ValueError) when no time law
     keeps the limits.
     """
     p = as_path(path)
@@ -486,9 +390,9 @@ def time_optimal(path: Any, dynamics: Any, effort_limits: Any = None, velocity_l
     s = _grid(p, gridpoints)
     ds = np.diff(s)
     N = ds.size
-    grid = np.linspace(0.0, 1.0, max(int(check), 3))
+    samples = _Samples(p, s, np.linspace(0.0, 1.0, max(int(check), 3)))
     x_start, x_end = float(start_speed) ** 2, float(end_speed) ** 2
-    cols = _columns(p, fn, s, lim, grid, x_start == 0.0, x_end == 0.0)
+    cols = _columns(p, fn, s, lim, samples, x_start == 0.0, x_end == 0.0)
     for at_rest, seg, co in ((x_start == 0.0, 0, cols.co[0]), (x_end == 0.0, N - 1, cols.co[2])):
         static = np.abs(np.stack([co.c[seg], co.g[seg]]))  # moving off / stopping, and at the instant of rest
         if at_rest and np.any(over := static > lim.effort):
@@ -509,13 +413,13 @@ def time_optimal(path: Any, dynamics: Any, effort_limits: Any = None, velocity_l
         co, theta, active = cols.stacked()
         w = 2.0 * theta * ds[:, None]
         Au, Ax, C = _rows(co, w, active, lim, scale, xbar if viscous else None, vel)
-        x, u = _solve(_bounds(Au, Ax, C), ds, x_start, x_end, s)
+        x, u = solve(Au, Ax, C, ds, x_start, x_end, s, engine)
         law = PathTimeLaw(p, s, x, u)
         new_xbar = x[:-1, None] + w * u[:, None]
         if viscous and xbar is None:  # the viscous term linearized at this first estimate from now on
             xbar = new_xbar
             continue
-        ratios = _check(law, fn, lim, grid)
+        ratios = _check(law, fn, lim, samples)
         worst = np.maximum.reduce(ratios)
         over = np.max(worst, axis=1) > 1.0 + tolerance
         settled = xbar is None or np.allclose(new_xbar, xbar, rtol=1e-3, atol=1e-12 * float(np.max(x)))
