@@ -412,21 +412,36 @@ def _cmd_plan(args: argparse.Namespace) -> int:
     start = _configuration(model, args.start, "--start")
     goal = _configuration(model, args.goal, "--goal")
     traj = point_to_point(start, goal, lim["velocity"], lim["acceleration"], args.profile, duration=args.duration)
+    timed = None
+    if args.time_optimal:
+        if args.duration is not None:
+            raise CliError("--duration and --time-optimal exclude each other: the time-optimal motion has its own "
+                           "duration")
+        from .trajectory.time_optimal import time_optimal
+
+        if traj.duration > 0:
+            timed = time_optimal(traj, model, acceleration_limits=lim["acceleration"], names=model.joint_names)
+            traj = timed.trajectory
     _check_count(traj.duration / args.period + 2.0, MAX_PLAN_SAMPLES,
                  f"--period {args.period:g} s over {traj.duration:.6g} s",
                  "use a larger --period" + (" or a shorter --duration" if args.duration is not None else ""))
     times, q, qd, qdd = traj.sample(args.period)
     if args.plot:
         plot_trajectory(traj, args.plot, v_max=lim["velocity"], a_max=lim["acceleration"], joint_names=model.joint_names)
+    label = args.profile + (", time-optimal" if args.time_optimal else "")
     if args.json:
+        extra = {} if timed is None else {"binding": timed.binding, "peak_effort_ratio": timed.effort_ratio}
         _print_json({
-            "joint_names": model.joint_names, "profile": args.profile, "duration": traj.duration,
+            "joint_names": model.joint_names, "profile": args.profile, "time_optimal": bool(args.time_optimal),
+            "duration": traj.duration, **extra,
             "times": times, "positions": q, "velocities": qd, "accelerations": qdd,
         })
     else:
-        print(f"{args.profile}: {traj.duration:.6g} s, {len(times)} samples at {args.period} s")
+        print(f"{label}: {traj.duration:.6g} s, {len(times)} samples at {args.period} s")
         print(f"peak |qd| / limit: {np.round(np.abs(qd).max(axis=0) / lim['velocity'], 4).tolist()}")
         print(f"peak |qdd| / limit: {np.round(np.abs(qdd).max(axis=0) / lim['acceleration'], 4).tolist()}")
+        if timed is not None:
+            print(f"peak |effort| / limit: {timed.effort_ratio:.9f} (bound by {timed.binding})")
         if args.plot:
             print(f"plot written to {args.plot}")
     return 0
@@ -540,6 +555,9 @@ def build_parser() -> argparse.ArgumentParser:
         "--profile", choices=("linear", "cubic", "quintic", "bang_bang", "trapezoid", "smooth_trapezoid"), default="trapezoid"
     )
     plan.add_argument("--duration", type=_number(lo=0.0), default=None, help="s (default: the minimum time)")
+    plan.add_argument("--time-optimal", action="store_true",
+                      help="retime the profile's path to the fastest motion within the velocity, acceleration and "
+                           "effort limits together (the model's dynamics, friction and rotor inertia included)")
     plan.add_argument("--period", type=_number(lo=0.0, lo_open=True), default=0.01,
                       help=f"sampling period, s (at most {MAX_PLAN_SAMPLES} samples)")
     plan.add_argument("--plot", default=None)

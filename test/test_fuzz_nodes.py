@@ -205,7 +205,7 @@ def plan_requests(draw) -> PlanTrajectory.Request:
         profile=draw(st.sampled_from(["", "trapezoid", "quintic", "cubic", "linear", "bang_bang", "smooth_trapezoid", "x"])),
         max_velocity=_vec(draw), max_acceleration=_vec(draw), duration=draw(st.one_of(st.just(0.0), _floats)),
         sample_period=draw(st.one_of(st.just(0.0), st.just(1e-9), _floats)), execute=False,
-        start_from_current=draw(st.booleans()),
+        start_from_current=draw(st.booleans()), timing=draw(st.sampled_from(["", "uniform", "time_optimal", "x"])),
     )
 
 

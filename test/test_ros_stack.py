@@ -125,6 +125,52 @@ def test_plan_execute_reaches_goal(stack):
     assert not any(s.saturated for s in seg)
 
 
+def test_time_optimal_plan_is_faster_and_the_arm_follows_it(stack):
+    """``timing: time_optimal``: the same path as the uniform plan (GOAL -> MID -> GOAL, quintic through waypoints),
+    faster, within the limits at its points, accepted by the controller and followed to the end."""
+    node, bringup, plan, states, _ = stack
+    model = load_model("rx90")
+    mid = [0.2, 0.3, -0.4, -0.5, 0.2, 0.8]
+    kw = dict(joint_names=model.joint_names, waypoints=[JointTrajectoryPoint(positions=mid),
+                                                        JointTrajectoryPoint(positions=GOAL)],
+              profile="quintic", start_from_current=True)
+    uniform = _plan(node, plan, **kw)
+    fast = _plan(node, plan, timing="time_optimal", **kw)
+    assert uniform.success and fast.success, (uniform.message, fast.message)
+    assert "time-optimal" in fast.message and "time-optimal" not in uniform.message
+    assert fast.duration < 0.9 * uniform.duration, (fast.duration, uniform.duration)  # 1.04 vs 1.23 s from GOAL
+    q = np.array([p.positions for p in fast.trajectory.points])
+    qd = np.array([p.velocities for p in fast.trajectory.points])
+    qdd = np.array([p.accelerations for p in fast.trajectory.points])
+    effort = np.array([p.effort for p in fast.trajectory.points])
+    assert np.all(np.abs(qd) <= model.limits["velocity"] * (1 + 1e-9))
+    assert np.all(np.abs(qdd) <= model.limits["acceleration"] * (1 + 1e-9))
+    assert np.all(np.abs(effort) <= model.limits["effort"]) and fast.peak_effort_ratio <= 1.0
+    np.testing.assert_allclose(effort, model.inverse_dynamics(q, qd, qdd), atol=1e-9)  # the feed-forward
+    assert np.abs(q - mid).sum(axis=1).min() < 1e-6  # through the waypoint
+    accepted = states[-1].trajectories_accepted
+    send_trajectory(node, fast.trajectory)
+
+    def tracking() -> int | None:  # the index of the first state tracking the new trajectory
+        return next((k for k in range(len(states)) if states[k].trajectories_accepted > accepted
+                     and states[k].mode == "tracking"), None)
+
+    _spin_until(node, lambda: tracking() is not None, 60, "the trajectory was not taken")
+
+    def at_mid() -> int | None:  # the first state whose reference is at the waypoint (the path turns there)
+        return next((k for k in range(tracking(), len(states))
+                     if np.abs(np.array(states[k].reference.positions) - mid).sum() < 1e-2), None)
+
+    _spin_until(node, lambda: at_mid() is not None, 120, "the reference did not reach the waypoint")
+    _spin_until(node, lambda: _settled(states, at_mid(), GOAL, 0.5), 120, "the move did not complete")
+    seg = states[tracking():]
+    assert np.abs(np.array([s.feedback.positions for s in seg]) - mid).sum(axis=1).min() < 0.05  # went through mid
+    err = np.abs(np.array([s.error.positions for s in seg]))
+    assert np.abs(np.array(seg[-1].feedback.positions) - GOAL).max() < 1e-3
+    assert err.max() < 5e-3, err.max()
+    assert not any(s.saturated for s in seg)
+
+
 def test_bad_trajectory_rejected_controller_keeps_reference(stack):
     node, bringup, plan, states, log_dir = stack
     pub = node.create_publisher(JointTrajectory, "/computed_torque_controller/joint_trajectory", 10)

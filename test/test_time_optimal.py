@@ -282,3 +282,49 @@ def test_both_kernels_refuse_alike(engine):
     with pytest.raises(InfeasiblePath, match="start speed"):
         solve(Au, Ax, C, ds, 2.1, 0.0, s, engine)  # braking at 1 from sd^2 2.1 needs s 1.05 > 1
     solve(Au, Ax, C, ds, 1.9, 0.0, s, engine)  # ... from 1.9: 0.95, just inside
+
+
+# ------------------------------------------------------------------ the CLI
+def test_cli_plan_time_optimal_is_faster_and_within_the_limits(capsys):
+    import json
+
+    from robot_dynamics.cli import main
+
+    goal = ["1", "1", "1", "1", "1", "1"]
+    assert main(["plan", "rx90", "--goal", *goal, "--profile", "quintic", "--json", "--period", "0.002"]) == 0
+    quintic = json.loads(capsys.readouterr().out)
+    assert main(["plan", "rx90", "--goal", *goal, "--profile", "quintic", "--json", "--period", "0.002",
+                 "--time-optimal"]) == 0
+    fast = json.loads(capsys.readouterr().out)
+    assert fast["time_optimal"] and not quintic["time_optimal"]
+    assert fast["duration"] < 0.9 * quintic["duration"]  # 0.636 vs 0.760 s: the quintic's shape is not the fastest
+    lim = RX90.limits
+    q, qd, qdd = (np.array(fast[k]) for k in ("positions", "velocities", "accelerations"))
+    assert np.all(np.abs(qd) <= lim["velocity"] * (1 + 1e-9))
+    assert np.all(np.abs(qdd) <= lim["acceleration"] * (1 + 1e-9))
+    assert np.max(np.abs(RX90.inverse_dynamics(q, qd, qdd)) / lim["effort"]) <= 1.0 + 1e-9
+    assert fast["binding"] == "acceleration" and np.max(np.abs(qdd) / lim["acceleration"]) > 0.99
+    np.testing.assert_allclose(q[[0, -1]], [np.zeros(6), np.ones(6)], atol=1e-12)
+    assert main(["plan", "rx90", "--goal", *goal, "--time-optimal", "--duration", "3"]) == 2
+    assert "exclude each other" in capsys.readouterr().err
+
+
+# ------------------------------------------------------------------ ~/plan's core
+def test_plan_samples_time_optimal_through_waypoints():
+    from robot_dynamics.trajectory.planning import plan_samples
+
+    w = np.array([[0.8, -0.6, 0.9, 1.0, 0.7, -1.0], [0.2, 0.3, -0.4, -0.5, 0.2, 0.8], np.zeros(6)])
+    lim = RX90.limits
+    args = (w, lim["velocity"], lim["acceleration"], "quintic", 0.002, RX90)
+    uniform = plan_samples(*args)
+    fast = plan_samples(*args, timing="time_optimal")
+    assert fast.duration < 0.9 * uniform.duration  # 1.04 vs 1.23 s
+    assert fast.peak_effort_ratio <= 1.0 and fast.effort_scale == pytest.approx(1.0, abs=1e-6)
+    assert np.min(np.abs(fast.q - w[1]).sum(axis=1)) < 1e-9  # through the waypoint
+    np.testing.assert_allclose(fast.effort, RX90.inverse_dynamics(fast.q, fast.qd, fast.qdd), atol=1e-9)
+    longer = plan_samples(*args, timing="time_optimal", duration=1.5)
+    assert longer.duration == pytest.approx(1.5, abs=1e-9) and longer.peak_effort_ratio <= 1.0
+    with pytest.raises(ValueError, match="shorter than the minimum"):
+        plan_samples(*args, timing="time_optimal", duration=0.9 * fast.duration)
+    with pytest.raises(ValueError, match="timing"):
+        plan_samples(*args, timing="fastest")

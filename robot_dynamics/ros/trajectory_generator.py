@@ -278,8 +278,9 @@ class TrajectoryGenerator(Node):
             raise ValueError("sample_period must be finite and positive")
         # minimum time under the velocity and acceleration limits, stretched to the URDF effort limits (001 §8.3),
         # sampled at the period and the breakpoints, verified with the controller's check_path_limits
+        timing = request.timing or "uniform"
         fit = plan_samples(waypoints, v_max, a_max, profile, period, model, lower=lim["lower"], upper=lim["upper"],
-                           duration=request.duration, names=model.joint_names, max_samples=MAX_SAMPLES)
+                           duration=request.duration, names=model.joint_names, max_samples=MAX_SAMPLES, timing=timing)
         perm = order.to_request
         msg = JointTrajectory(joint_names=order.names)
         positions, efforts = float_rows(fit.q[:, perm]), float_rows(fit.effort[:, perm])
@@ -297,7 +298,8 @@ class TrajectoryGenerator(Node):
         response.duration = float(fit.duration)
         response.effort_scale = float(fit.effort_scale)
         response.peak_effort_ratio = float(fit.peak_effort_ratio)
-        response.message = f"{profile}: {fit.duration:.4f} s, {len(fit.times)} points"
+        response.message = (f"{profile}{', time-optimal' if timing == 'time_optimal' else ''}: {fit.duration:.4f} s, "
+                            f"{len(fit.times)} points")
         if fit.effort_scale > 1.0:
             response.message += (f", stretched x{fit.effort_scale:.6g} for the effort limits (the velocity and "
                                  f"acceleration limits alone: {fit.base.duration:.4f} s)")

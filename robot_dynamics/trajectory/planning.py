@@ -28,6 +28,7 @@ import numpy as np
 from .base import TimeScaledTrajectory, Trajectory
 from .joint_space import through_waypoints
 from .sampled import PATH_RATE_TOLERANCE, SampledTrajectory, check_path_limits, peak_rates
+from .time_optimal import time_optimal
 from .time_scaling import FittedSamples, fit_samples_to_effort_limits
 
 
@@ -83,7 +84,8 @@ def _planned(fit: FittedSamples, base: Trajectory, stretch: float) -> PlannedSam
 
 def plan_samples(waypoints: Any, v_max: Any, a_max: Any, profile: str, period: float, dynamics: Any, *,
                  lower: Any = None, upper: Any = None, effort_limits: Any = None, duration: float = 0.0,
-                 names: list[str] | None = None, max_samples: int | None = None) -> PlannedSamples:
+                 names: list[str] | None = None, max_samples: int | None = None,
+                 timing: str = "uniform") -> PlannedSamples:
     """The samples ``~/plan`` returns (see the module docstring): plan, stretch to the effort limits, sample every
     ``period`` and at the breakpoints, verify with the controller's :func:`check_path_limits`.
 
@@ -91,8 +93,12 @@ def plan_samples(waypoints: Any, v_max: Any, a_max: Any, profile: str, period: f
     path then only moves inward from it); ``v_max``, ``a_max`` the planning limits (the velocity check uses
     ``v_max``, never above the robot's); ``lower``/``upper``/``effort_limits`` default to ``dynamics.limits``;
     ``duration`` > 0 asks for a longer plan (ValueError when shorter than the minimum); ``max_samples`` bounds the
-    points (ValueError beyond).
+    points (ValueError beyond).  ``timing="time_optimal"``: the plan's path retimed to the fastest motion within the
+    velocity, acceleration and effort limits together (:func:`~.time_optimal.time_optimal`) before it is sampled
+    (``duration`` may then only lengthen it; ``effort_scale`` is ~1: the time law is within the effort limits).
     """
+    if timing not in ("uniform", "time_optimal"):
+        raise ValueError(f"timing must be 'uniform' or 'time_optimal', got {timing!r}")
     W = np.asarray(waypoints, dtype=float)
     if profile == "linear" and W.ndim == 2 and W.shape[0] > 2:
         raise ValueError("profile linear through intermediate waypoints jumps the velocity at each of them (an "
@@ -103,6 +109,8 @@ def plan_samples(waypoints: Any, v_max: Any, a_max: Any, profile: str, period: f
     upper = np.asarray(limits["upper"] if upper is None else upper, dtype=float)
     v_max = np.broadcast_to(np.asarray(v_max, dtype=float), (W.shape[1],))
     base = plan_joint_trajectory(W, v_max, a_max, profile, 0.0)
+    if timing == "time_optimal" and base.duration > 0:
+        base = time_optimal(base, dynamics, effort_limits, v_max, acceleration_limits=a_max, names=names).trajectory
     if duration > 0 and base.duration > 0 and duration < base.duration * (1 - 1e-12):
         raise ValueError(f"duration {duration} s is shorter than the minimum {base.duration:.6g} s for these limits")
     if max_samples is not None and max(base.duration, duration) / period > max_samples:
