@@ -328,3 +328,14 @@ def test_plan_samples_time_optimal_through_waypoints():
         plan_samples(*args, timing="time_optimal", duration=0.9 * fast.duration)
     with pytest.raises(ValueError, match="timing"):
         plan_samples(*args, timing="fastest")
+
+
+def test_a_long_sampled_trajectory_costs_its_grid_not_its_points():
+    from robot_dynamics.trajectory import SampledTrajectory
+
+    t = np.linspace(0.0, 20.0, 20_001)  # 20,000 segments of a cubic interpolation (q'' jumps at every point)
+    q = np.stack([0.5 * np.sin(t / 4), -0.3 + 0.2 * np.cos(t / 5), 0.4 * np.sin(t / 6), 0 * t, 0 * t, 0 * t], axis=1)
+    qd = np.stack([0.125 * np.cos(t / 4), -0.04 * np.sin(t / 5), 0.4 / 6 * np.cos(t / 6), 0 * t, 0 * t, 0 * t], axis=1)
+    res = time_optimal(SampledTrajectory(t, q, qd), RX90, EFFORT, VEL)
+    assert res.s.size <= 200 + 2  # the default grid, not the 20,001 points
+    assert max(fine_peaks(RX90, res)) <= BOUND

@@ -26,6 +26,7 @@ from rclpy.callback_groups import ReentrantCallbackGroup
 from rclpy.executors import MultiThreadedExecutor
 from rclpy.parameter import Parameter
 from ros_harness import call_service, node_process, wait_for_service
+from scipy.spatial import cKDTree
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
 from robot_dynamics.model.robots import load_model, resolve_urdf
@@ -333,6 +334,47 @@ def test_time_scale_effort_and_velocity_limits(gen, case):
     print(f"\n{case}: scale {k:.6f} ({resp.binding}) vs independent optimum {k_opt:.6f} (effort {k_eff:.6f}, velocity "
           f"{k_vel:.6f}); peak effort ratio (10x grid) {ratio:.7f}, reported {resp.peak_effort_ratio:.7f}; peak "
           f"velocity ratio {resp.peak_velocity_ratio:.7f}")
+
+
+def test_time_scale_time_optimal_follows_the_same_path_faster(gen):
+    """``timing: time_optimal`` on the effort-bound quintic: faster than the optimal uniform scale, the same path (every
+    reply point on the input's interpolation), the reply's efforts the model's at its points and within the limits,
+    its interpolation within the effort limits except within 0.2 ms of an acceleration switch (the guard samples,
+    where a C^2 interpolation cannot jump), its velocity within the limits."""
+    oracle = gen["oracle"]
+    msg, _ = _inputs()["quintic"]
+    uniform = _time_scale(gen, msg)
+    fast = _time_scale(gen, msg, timing="time_optimal", sample_period=0.01)
+    assert uniform.success and fast.success, (uniform.message, fast.message)
+    assert fast.message.startswith("time-optimal") and fast.binding == "effort"
+    assert fast.duration < 0.8 * uniform.duration, (fast.duration, uniform.duration)  # 1.73 vs 2.33 s
+    out = fast.trajectory
+    assert list(out.joint_names) == REQ_NAMES and fast.duration == pytest.approx(_times(out)[-1], abs=1e-9)
+    given = _sampled(msg)
+    path = given.evaluate(np.linspace(0.0, given.duration, 400_001))[0]
+    q = _field(out, "positions")
+    gap = cKDTree(path).query(q, p=np.inf)[0]
+    assert gap.max() < 1e-4, gap.max()  # on the input's path (its dense sampling: 1.4e-5 s apart)
+    np.testing.assert_allclose(q[[0, -1]], path[[0, -1]], atol=1e-12)
+    qd, qdd, effort = (_field(out, a) for a in ("velocities", "accelerations", "effort"))
+    np.testing.assert_allclose(effort, oracle.efforts(q, qd, qdd), rtol=1e-9, atol=1e-8)
+    assert np.all(np.abs(effort) <= EFFORT)
+    played = _sampled(out)
+    t = _times(out)
+    close = np.flatnonzero(np.diff(t) <= 2.1e-4)  # guard samples: around the time law's acceleration switches
+    centres = np.unique(np.concatenate([t[close], t[close + 1]]))
+    dense = np.linspace(0.0, t[-1], 60_001)  # ~40 per interval of the reply
+    far = cKDTree(centres[:, None]).query(dense[:, None])[0] > 2e-4 if centres.size else np.ones(dense.size, bool)
+    dq, dqd, dqdd = played.evaluate(dense[far])
+    assert np.max(np.abs(oracle.efforts(dq, dqd, dqdd)) / EFFORT) <= 1.0 + 1e-6
+    lim = BASE.limits
+    check_path_limits(played, lim["lower"], lim["upper"], lim["velocity"])
+    assert fast.peak_velocity_ratio <= 1.0 + 1e-6 and fast.peak_effort_ratio <= 1.0 + 1e-9
+    refused = _time_scale(gen, msg, timing="time_optimal", only_stretch=True)
+    assert not refused.success and "only_stretch" in refused.message
+    refused = _time_scale(gen, msg, timing="fastest")
+    assert not refused.success and "timing" in refused.message
+    assert gen["proc"].poll() is None
 
 
 def test_time_scale_options_and_refusals(gen):

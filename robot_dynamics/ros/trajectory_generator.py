@@ -55,7 +55,7 @@ from robot_dynamics_interfaces.srv import PlanTrajectory, TimeScale
 
 from ..model.robot_model import RobotModel
 from ..trajectory import PROFILES
-from ..trajectory.planning import plan_joint_trajectory, plan_samples
+from ..trajectory.planning import plan_joint_trajectory, plan_samples, retime_samples
 from ..trajectory.time_scaling import retime_points
 from . import validation
 from .conversions import JointOrder, float_rows
@@ -374,6 +374,11 @@ class TrajectoryGenerator(Node):
             if len(request.max_effort) else np.asarray(lim["effort"], float)
         acc = self._bound(request.max_acceleration, "max_acceleration", lim["acceleration"], order, n) \
             if len(request.max_acceleration) else None
+        timing = request.timing or "uniform"
+        if timing == "time_optimal":
+            return self._time_optimal(request, response, data, order, eff, vel, acc)
+        if timing != "uniform":
+            raise ValueError(f"timing must be uniform or time_optimal, got {timing!r}")
         # the path as given within the position limits (scaling never moves it), the optimal uniform scale (001
         # §8.3), the efforts at the returned points: the core's retime_points, in bounded memory
         res, tau = retime_points(data["times"], data["positions"], data["velocities"], data["accelerations"], model,
@@ -400,6 +405,32 @@ class TrajectoryGenerator(Node):
         response.message = (f"scale {res.scale:.6g} ({res.binding} limits bind): {out.duration:.4f} s for "
                             f"{data['times'][-1]:.4f} s, {len(points)} points, peak effort {res.peak_ratio:.1%} and peak "
                             f"velocity {res.peak_velocity_ratio:.1%} of the limits")
+
+    def _time_optimal(self, request: TimeScale.Request, response: TimeScale.Response, data: dict[str, Any],
+                      order: JointOrder, eff: np.ndarray, vel: np.ndarray, acc: np.ndarray | None) -> None:
+        """``~/time_scale`` with ``timing: time_optimal`` (the core's :func:`retime_samples`)."""
+        if request.only_stretch:
+            raise ValueError("only_stretch applies to the uniform timing, not to time_optimal")
+        period = request.sample_period or self.params.values["sample_period"]
+        if not (math.isfinite(period) and period > 0):
+            raise ValueError("sample_period must be finite and positive")
+        model, lim = self.model, self.model.limits
+        fit, res, peak_v = retime_samples(data["times"], data["positions"], data["velocities"], data["accelerations"], model,
+                                          period, eff, vel, acceleration_limits=acc, lower=lim["lower"],
+                                          upper=lim["upper"], names=model.joint_names, max_samples=MAX_SAMPLES)
+        perm = order.to_request
+        rows = [float_rows(v[:, perm]) for v in (fit.q, fit.qd, fit.qdd, fit.effort)]
+        response.trajectory = JointTrajectory(header=request.trajectory.header, joint_names=list(order.names), points=[
+            JointTrajectoryPoint(positions=rows[0][k], velocities=rows[1][k], accelerations=rows[2][k],
+                                 effort=rows[3][k], time_from_start=_duration_msg(float(t)))
+            for k, t in enumerate(fit.times)])
+        response.scale, response.duration, response.binding = float(res.scale), float(fit.duration), res.binding
+        response.effort_scale = response.velocity_scale = 0.0
+        response.peak_effort_ratio = max(float(res.peak_ratio), float(fit.peak_effort_ratio))
+        response.peak_velocity_ratio, response.peak_effort_ratio_before = peak_v, float(res.peak_ratio_before)
+        response.message = (f"time-optimal ({res.binding} limits bind): {fit.duration:.4f} s for "
+                            f"{data['times'][-1]:.4f} s, {len(fit.times)} points every {period:g} s, peak effort "
+                            f"{response.peak_effort_ratio:.1%} and peak velocity {peak_v:.1%} of the limits")
 
     def _publish_path(self, q: np.ndarray, waypoints: np.ndarray) -> None:
         model = self.model

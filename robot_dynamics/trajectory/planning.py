@@ -29,7 +29,7 @@ from .base import TimeScaledTrajectory, Trajectory
 from .joint_space import through_waypoints
 from .sampled import PATH_RATE_TOLERANCE, SampledTrajectory, check_path_limits, peak_rates
 from .time_optimal import time_optimal
-from .time_scaling import FittedSamples, fit_samples_to_effort_limits
+from .time_scaling import FittedSamples, TimeScalingResult, fit_samples_to_effort_limits, retime_to_limits
 
 
 def plan_joint_trajectory(waypoints: np.ndarray, v_max: np.ndarray, a_max: np.ndarray, profile: str,
@@ -111,6 +111,17 @@ def plan_samples(waypoints: Any, v_max: Any, a_max: Any, profile: str, period: f
     base = plan_joint_trajectory(W, v_max, a_max, profile, 0.0)
     if timing == "time_optimal" and base.duration > 0:
         base = time_optimal(base, dynamics, effort_limits, v_max, acceleration_limits=a_max, names=names).trajectory
+    return sample_for_controller(base, dynamics, period, v_max, lower, upper, effort_limits, duration, names,
+                                 max_samples, W[0])
+
+
+def sample_for_controller(base: Trajectory, dynamics: Any, period: float, v_max: np.ndarray, lower: np.ndarray,
+                          upper: np.ndarray, effort_limits: Any = None, duration: float = 0.0,
+                          names: list[str] | None = None, max_samples: int | None = None,
+                          start: np.ndarray | None = None) -> PlannedSamples:
+    """``base`` stretched to the effort limits (or to ``duration``), sampled every ``period`` and at its breakpoints,
+    and verified with the controller's :func:`check_path_limits` (stretched again by the interpolated velocity's
+    excess, should there be one; ``start`` may be outside the position limits: the path only moves inward)."""
     if duration > 0 and base.duration > 0 and duration < base.duration * (1 - 1e-12):
         raise ValueError(f"duration {duration} s is shorter than the minimum {base.duration:.6g} s for these limits")
     if max_samples is not None and max(base.duration, duration) / period > max_samples:
@@ -124,7 +135,7 @@ def plan_samples(waypoints: Any, v_max: Any, a_max: Any, profile: str, period: f
             raise ValueError(f"{fit.times.size} samples exceed {max_samples}; use a longer sample_period")
         played = fit.played()
         try:
-            check_path_limits(played, lower, upper, v_max, names=names, start=W[0])
+            check_path_limits(played, lower, upper, v_max, names=names, start=start)
             return _planned(fit, base, stretch)
         except ValueError:
             peak = float(np.max(peak_rates(played)[0] / v_max))
@@ -135,3 +146,26 @@ def plan_samples(waypoints: Any, v_max: Any, a_max: Any, profile: str, period: f
                                            duration=fit.scale * peak * (1.0 + 1e-9) * base.duration, names=names,
                                            max_samples=max_samples)
     raise ValueError(f"could not bring the sampled plan within the velocity limits (x{stretch:.9g})")
+
+
+def retime_samples(times: Any, positions: Any, velocities: Any, accelerations: Any, dynamics: Any, period: float,
+                   effort_limits: Any = None, velocity_limits: Any = None, *, acceleration_limits: Any = None,
+                   lower: Any = None, upper: Any = None, names: list[str] | None = None,
+                   max_samples: int | None = None) -> tuple[PlannedSamples, TimeScalingResult, float]:
+    """``~/time_scale`` with ``timing: time_optimal``: the path the points interpolate (as a controller plays them;
+    within the position limits) retimed to the fastest motion within the limits
+    (:func:`~.time_scaling.retime_to_limits` ``method="time_optimal"``), then sampled for a controller every
+    ``period`` and at the time law's breakpoints (:func:`sample_for_controller`).  Returns (samples, retiming, the
+    peak |qd_j| / limit_j of the samples' interpolation)."""
+    traj = SampledTrajectory(times, positions, velocities, accelerations)
+    limits = getattr(dynamics, "limits", {})
+    lower = np.asarray(limits["lower"] if lower is None else lower, dtype=float)
+    upper = np.asarray(limits["upper"] if upper is None else upper, dtype=float)
+    check_path_limits(traj, lower, upper, names=names)
+    res = retime_to_limits(traj, dynamics, effort_limits, velocity_limits, acceleration_limits=acceleration_limits,
+                           method="time_optimal", names=names)
+    vel = np.asarray(limits["velocity"] if velocity_limits is None else velocity_limits, dtype=float)
+    vel = np.broadcast_to(vel, (traj.n,))
+    fit = sample_for_controller(res.trajectory, dynamics, period, vel, lower, upper, effort_limits, names=names,
+                                max_samples=max_samples)
+    return fit, res, float(np.max(peak_rates(fit.played)[0] / vel))

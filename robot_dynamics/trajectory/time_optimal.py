@@ -53,6 +53,10 @@ VEL_POINTS = 17
 """Points per segment (both ends included) where the velocity limits bind as rows of their own (cheap: no
 dynamics)."""
 MAX_ROUNDS = 16
+MAX_KNOTS_FACTOR = 2
+"""A path with more knots than this many times the grid count (a long sampled trajectory) gets the grid alone: the
+check between the grid points still holds the limits where q'' jumps at a knot, and the cost stays that of the
+grid."""
 KEEP_STATES = 1 << 16
 """Path samples of the check kept across rounds (at most ~9 MB for 6 joints)."""
 
@@ -237,7 +241,8 @@ def _grid(path: GeometricPath, gridpoints: Any) -> np.ndarray:
         if count < 2:
             raise ValueError(f"gridpoints must be >= 2, got {gridpoints}")
         nodes = 0.5 - 0.5 * np.cos(np.pi * np.arange(count) / (count - 1))  # Chebyshev-Lobatto: denser at the ends
-        s = np.union1d(path.s0 + nodes * path.length, path.knots)
+        knots = path.knots if path.knots.size <= MAX_KNOTS_FACTOR * count else path.knots[[0, -1]]
+        s = np.union1d(path.s0 + nodes * path.length, knots)
     else:
         s = np.unique(np.asarray(gridpoints, dtype=float))
         if s.size < 2 or s[0] != path.s0 or s[-1] != path.s1:
