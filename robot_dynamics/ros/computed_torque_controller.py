@@ -85,11 +85,11 @@ import threading
 import time
 
 import numpy as np
-from control_msgs.msg import JointTrajectoryControllerState
+from control_msgs.msg import JointTrajectoryControllerState, SpeedScalingFactor
 from geometry_msgs.msg import PoseStamped
 from rclpy.clock import Clock, ClockType
 from rclpy.node import Node
-from rclpy.qos import qos_profile_sensor_data
+from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy, qos_profile_sensor_data
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
 from std_srvs.srv import Trigger
@@ -259,6 +259,13 @@ class ComputedTorqueControllerNode(LoopInput, Inputs, Actions, Reporting, Node):
         if self.law == "elastic":
             self._subscribe_motor_states()
         self.create_subscription(PoseStamped, "~/pose_reference", self.on_pose_reference, 10, raw=True)
+        # JTC's speed scaling (transient local, as JTC's: a latched factor applies to a restarted controller)
+        self.core.clock.requested = min(v["speed_scaling.initial_scaling_factor"], 1.0)
+        self.core.clock.factor = self.core.clock.requested
+        self.core.clock.ramp_time = v["speed_scaling.ramp_time"]
+        self.create_subscription(SpeedScalingFactor, "~/speed_scaling_input", self.on_speed_scaling,
+                                 QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE,
+                                            durability=DurabilityPolicy.TRANSIENT_LOCAL))
         self.create_service(Trigger, "~/statistics", self.on_statistics)
         # goals are counted before rclpy converts them (a huge goal would hold the GIL from the loop for seconds)
         self.action = FollowJointTrajectoryServer(
@@ -364,6 +371,7 @@ class ComputedTorqueControllerNode(LoopInput, Inputs, Actions, Reporting, Node):
                 self.state_period = 1.0 / r if r > 0 else 0.0
             self.core.stale_behavior = values["stale_behavior"]
             self.core.stale_hold = values["stale_hold_timeout"]
+            self.core.clock.ramp_time = values["speed_scaling.ramp_time"]
             self.max_points = values["max_trajectory_points"]
             self.start_tolerance = values["start_tolerance"]
             self.core.pose_margin = values["pose_limit_margin"]

@@ -152,7 +152,7 @@ class Actions:
                                               accelerations=ref.accelerations.tolist())
             fb.actual = JointTrajectoryPoint(positions=act.positions.tolist(), velocities=act.velocities.tolist())
             fb.error = JointTrajectoryPoint(positions=err.positions.tolist(), velocities=err.velocities.tolist())
-            t = self.control_time() - self.core.trajectory_t0
+            t = self.core.clock.tau  # the trajectory's time (speed scaling)
             times = self.core.trajectory.times if self.core.trajectory is not None else None
         fb.index = int(np.searchsorted(times, t, side="right")) - 1 if times is not None else run.points - 1
         return fb

@@ -39,6 +39,7 @@ from .goal import (
 from .intake import Intake, PendingTrajectory
 from .modes import HOLDING, NO_MODEL, NO_STATE, STALE, TRACKING
 from .pose import PoseHold, pose_guard
+from .scaling import TrajectoryClock
 
 BLIND_FRACTION = 0.5
 """A state older than this fraction of ``timeout`` (steady clock) no longer drives the law: run on a frozen state, the
@@ -121,6 +122,7 @@ class ControlCore(Intake):
         self.trajectory: SampledTrajectory | None = None
         self.goal: GoalRun | None = None  # the action goal the running trajectory belongs to
         self.trajectory_t0 = 0.0
+        self.clock = TrajectoryClock()  # the trajectory's time, advanced at the speed scaling factor
         self.trajectories_accepted = 0
         self.pose: PoseHold | None = None  # the pose reference held (task-space laws), when no trajectory runs
         self.poses_accepted = 0
@@ -290,6 +292,7 @@ class ControlCore(Intake):
                 self.last_now = now
                 return None
         self.last_now = now
+        self.clock.advance(now)  # the trajectory's time (speed scaling), every cycle
         t1 = clock()
         q_ref, qd_ref, qdd_ref = self.reference(ctx, now)
         t2 = clock()
@@ -312,8 +315,8 @@ class ControlCore(Intake):
         here), the trajectory's end (hold its last point), a pose near a limit (dropped), the goal's outcome."""
         traj, goal = self.trajectory, self.goal
         if traj is not None:
-            tt = now - self.trajectory_t0
-            q_ref, qd_ref, qdd_ref = traj.at(tt)
+            tt = self.clock.tau  # advanced by this cycle (update)
+            q_ref, qd_ref, qdd_ref = self.clock.scaled(*traj.at(tt))
             text = None
             if goal is not None and goal.checks_path and tt >= 0.0:
                 text = goal.path_violation(ctx.model.joint_names, q_ref, qd_ref, self.q, self.qd)
@@ -325,7 +328,7 @@ class ControlCore(Intake):
                 self.hold = ctx.envelope.hold_target(q_ref)
                 self.trajectory = None
                 if goal is not None:
-                    goal.end_time = self.trajectory_t0 + traj.duration
+                    goal.end_time = self.clock.end_time(now, traj.duration)
                 self.transition(HOLDING, "trajectory finished: holding its last point")
         elif self.pose is not None:
             why = pose_guard(self.q, self.qd, ctx.lower, ctx.upper, ctx.velocity, self.pose_margin,

@@ -1,6 +1,7 @@
 """The controller node's inputs: joint states (validated, judged by the safety envelope's monitor), trajectories
 on ``~/joint_trajectory`` (size bound on the bytes, then deserialized and the whole interpolated path checked in a
-worker), pose references (validated, their inverse kinematics in a worker), the motors' states of the elastic law.
+worker), pose references (validated, their inverse kinematics in a worker), the motors' states of the elastic law,
+JTC's speed scaling factor.
 What passes is handed to the control core (:mod:`.core`).  A mixin of
 :class:`~robot_dynamics.ros.computed_torque_controller.ComputedTorqueControllerNode`."""
 
@@ -10,6 +11,7 @@ import gc
 import time
 
 import numpy as np
+from control_msgs.msg import SpeedScalingFactor
 from geometry_msgs.msg import PoseStamped
 from rclpy.qos import qos_profile_sensor_data
 from rclpy.serialization import deserialize_message
@@ -91,6 +93,21 @@ class Inputs:
             gc.enable()
         traj, stamp = self._checked_trajectory(msg, ctx)
         self.core.queue_trajectory((traj, stamp, len(msg.points), None))
+
+    @guarded()
+    def on_speed_scaling(self, msg: SpeedScalingFactor) -> None:
+        """Executor thread: JTC's ``~/speed_scaling_input``: the factor the trajectory's time advances at from the
+        next cycle (:class:`~.scaling.TrajectoryClock`; negative or non-finite: refused, the factor kept)."""
+        factor = float(msg.factor)
+        with self.core.lock:
+            old = self.core.clock.requested
+            err = self.core.clock.request(factor)
+            new = self.core.clock.requested
+        if err is not None:
+            raise Refused("speed_scaling", err)
+        if new != old:
+            self.get_logger().info(f"speed scaling factor {new:g}" + (f" (asked {factor:g}: at most 1)"
+                                                                     if factor > 1.0 else ""))
 
     @guarded()
     def on_pose_reference(self, raw: bytes) -> None:

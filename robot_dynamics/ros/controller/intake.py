@@ -16,6 +16,7 @@ from .context import Context
 from .goal import ABORTED, CANCELED, INVALID_GOAL, OLD_HEADER_TIMESTAMP, SUCCESSFUL, GoalRun, preempted
 from .modes import HOLDING, NO_STATE, TRACKING
 from .pose import PoseHold
+from .scaling import TrajectoryClock
 
 PendingTrajectory = tuple[SampledTrajectory, "float | None", int, "GoalRun | None"]
 """A checked trajectory waiting for the next cycle: (trajectory, start stamp or None: now, points, goal or None)."""
@@ -35,6 +36,7 @@ class Intake:
     pending_traj: PendingTrajectory | None
     pending_pose: PoseHold | None
     trajectory: SampledTrajectory | None
+    clock: TrajectoryClock
     goal: GoalRun | None
     pose: PoseHold | None
     q: np.ndarray | None
@@ -180,6 +182,7 @@ class Intake:
             return
         self.goal = run
         self.trajectory, self.trajectory_t0 = traj, t0
+        self.clock.start(now, t0)
         self.pose = None  # a joint trajectory takes over from a pose reference
         self.safe_hold = False
         start = "now" if t0 <= now else f"in {t0 - now:.3f} s"

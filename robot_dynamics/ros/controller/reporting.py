@@ -106,8 +106,10 @@ class Reporting:
         np.subtract(v["qd_ref"], v["qd"], out=v["ed"])
         np.take(tau, o, out=v["tau"])
         m.saturated = bool(ctx.controller.saturated.any())
+        m.speed_scaling_factor = self.core.clock.factor
         self.state_pub.publish(m)
         j = self.jtc_msg
+        j.speed_scaling_factor = m.speed_scaling_factor
         j.header.stamp.sec, j.header.stamp.nanosec = m.header.stamp.sec, m.header.stamp.nanosec
         self.jtc_pub.publish(j)
 

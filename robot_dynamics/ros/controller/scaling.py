@@ -1,0 +1,108 @@
+"""Speed scaling of the running trajectory, as Kilted's joint_trajectory_controller does it (its
+``~/speed_scaling_input``, ``control_msgs/SpeedScalingFactor``, and its state's ``speed_scaling_factor``): each cycle
+the trajectory's time advances by factor x the control period, so 0.5 plays the rest of the motion twice as long along
+the same path, 0 stops it and holds where it is, 1 resumes.  Path and goal-time tolerances follow the trajectory's
+(virtual) time, as JTC's.
+
+Two differences for a controller that commands efforts: the factor in use moves toward the requested one at most
+1 / ``ramp_time`` per second (a step would make the reference's velocity jump), and the reference is the trajectory
+*played* at that rate, q(tau), q'(tau) f, q''(tau) f^2 + q'(tau) df/dt, so the law's feed-forward is that of the
+motion the arm makes.  A factor above 1 is taken as 1: the trajectory was checked against the limits at its own
+speed.  Pure Python: the controller's node feeds the topic, its core calls :meth:`TrajectoryClock.advance` once per
+cycle.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+RAMP_TIME = 0.2
+"""s: the default ``speed_scaling.ramp_time``, from 0 to 1 (or back)."""
+
+
+def factor_error(factor: float) -> str | None:
+    """Why ``factor`` cannot be a speed scaling factor (JTC: negative values are ignored), or None."""
+    if not math.isfinite(factor):
+        return f"speed scaling factor {factor} is not finite: ignored"
+    if factor < 0.0:
+        return f"speed scaling factor {factor:g} < 0: ignored (JTC's rule)"
+    return None
+
+
+@dataclass
+class TrajectoryClock:
+    """The trajectory's time ``tau`` (s since its start, negative before it) and the rate ``factor`` at which it
+    advances against the control time; ``requested``: the factor asked for (clamped to [0, 1]); ``rate``: df/dt of
+    the last advance (the reference's extra acceleration q' df/dt)."""
+
+    requested: float = 1.0
+    factor: float = 1.0
+    ramp_time: float = RAMP_TIME
+    tau: float = 0.0
+    rate: float = 0.0
+    _anchor_now: float = 0.0
+    _anchor_tau: float = 0.0
+    _last_now: float = 0.0
+
+    def request(self, factor: float) -> str | None:
+        """A new requested factor (a message on ``~/speed_scaling_input``); the error text when ignored."""
+        if (err := factor_error(factor)) is not None:
+            return err
+        self.requested = min(float(factor), 1.0)
+        return None
+
+    def start(self, now: float, t0: float) -> None:
+        """A trajectory starting at control time ``t0`` taken at ``now`` (tau = now - t0 if the factor is 1)."""
+        self.tau = self._anchor_tau = now - t0
+        self._anchor_now = self._last_now = now
+        self.rate = 0.0
+
+    def advance(self, now: float) -> float:
+        """tau at control time ``now``: the factor moves toward the requested one by at most dt / ramp_time since
+        the last cycle, tau by the integral of the factor (exact: the factor is linear in time between cycles).
+        While the factor stays constant tau = anchor + factor (now - anchor): exactly now - t0 at 1.  The same time
+        changes nothing; a time that went back starts a new time base (tau and the factor kept).  Called every cycle,
+        a trajectory running or not: the factor follows the requests meanwhile."""
+        dt = now - self._last_now
+        if dt < 0.0:  # the control time went back (a new time base): the same tau and factor from here
+            self._anchor_now = self._last_now = now
+            self._anchor_tau = self.tau
+            return self.tau
+        if dt == 0.0:
+            return self.tau
+        target = self.requested
+        if self.factor == target:
+            self.rate = 0.0
+            self.tau = self._anchor_tau + self.factor * (now - self._anchor_now)
+        else:
+            if self.ramp_time > 0.0:  # linear in time over the cycle
+                step = dt / self.ramp_time
+                new = target if abs(target - self.factor) <= step else \
+                    self.factor + math.copysign(step, target - self.factor)
+                self.rate = (new - self.factor) / dt
+                self.tau += 0.5 * (self.factor + new) * dt
+            else:  # a step, as JTC's: the new factor over the whole cycle
+                new, self.rate = target, 0.0
+                self.tau += new * dt
+            self.factor = new
+            self._anchor_now, self._anchor_tau = now, self.tau
+        self._last_now = now
+        return self.tau
+
+    def scaled(self, q: np.ndarray, qd: np.ndarray, qdd: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The trajectory's state at tau, played at the current factor: (q, qd f, qdd f^2 + qd df/dt)."""
+        f = self.factor
+        if f == 1.0 and self.rate == 0.0:
+            return q, qd, qdd
+        return q, qd * f, qdd * (f * f) + qd * self.rate
+
+    def end_time(self, now: float, duration: float) -> float:
+        """The control time at which tau reached ``duration`` (tau > duration at ``now``)."""
+        over = self.tau - duration
+        return now - over / self.factor if self.factor > 0.0 else now
+
+
+__all__ = ["RAMP_TIME", "TrajectoryClock", "factor_error"]

@@ -1,0 +1,156 @@
+"""Speed scaling through the node processes (JTC's ``~/speed_scaling_input``, ``control_msgs/SpeedScalingFactor``,
+transient local) on the simulated RX-90 in lockstep (the arm advances one control period per command: every time
+below is the simulation's, whatever the host's load).
+
+* 0.5 published during a FollowJointTrajectory goal: the rest of the motion takes twice as long (+-5 %), on the same
+  path (every reference on the planned quintic), the arm following it; ``~/controller_state`` reports the factor;
+* 0 stops the reference and the arm holds (the simulator's own states) for a second; 1 resumes; the goal succeeds.
+Oracle: the quintic's closed form (the reference's progress u is read back from its positions).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import rclpy
+from action_msgs.msg import GoalStatus
+from control_msgs.action import FollowJointTrajectory
+from control_msgs.msg import JointTrajectoryControllerState, SpeedScalingFactor
+from rclpy.action import ActionClient
+from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
+from ros_harness import quintic_trajectory
+from ros_stack_harness import spin_until
+from sensor_msgs.msg import JointState
+
+from robot_dynamics.model.robots import load_model
+from robot_dynamics.ros.bringup import Bringup
+from robot_dynamics.ros.node_set import node_set
+
+pytestmark = pytest.mark.ros
+NAMES = load_model("rx90").joint_names
+DEEP = QoSProfile(depth=10000, history=HistoryPolicy.KEEP_LAST, reliability=ReliabilityPolicy.RELIABLE)
+LATCHED = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.TRANSIENT_LOCAL)
+Q1 = np.array([0.6, -0.5, 0.7, 0.8, 0.5, -0.7])
+T = 3.0  # s: the goal's duration as planned
+U = np.linspace(0.0, 1.0, 200_001)
+S = 10 * U**3 - 15 * U**4 + 6 * U**5  # the quintic's progress (monotone)
+
+
+def stamp(m) -> float:
+    return m.header.stamp.sec + 1e-9 * m.header.stamp.nanosec
+
+
+def progress(ref: np.ndarray, q0: np.ndarray, q1: np.ndarray) -> tuple[float, float]:
+    """(tau, distance off the path) of a reference on the quintic q0 -> q1 of duration T."""
+    d = q1 - q0
+    j = int(np.argmax(np.abs(d)))
+    s = (ref[j] - q0[j]) / d[j]
+    off = float(np.max(np.abs(q0 + s * d - ref)))
+    return float(np.interp(s, S, U)) * T, off
+
+
+@pytest.fixture(scope="module")
+def arm(tmp_path_factory):
+    nodes = [n for n in node_set("rx90", "mujoco") if n.name in ("mujoco_sim", "computed_torque_controller")]
+    for n in nodes:
+        if n.name == "mujoco_sim":
+            n.parameters.update(lockstep=True, lockstep_timeout=0.5)
+        else:  # one cycle per state; never stale here (the states come as fast as the loop answers)
+            n.parameters.update(trigger="state", state_timeout=60.0)
+    rclpy.init()
+    node = rclpy.create_node("test_speed_scaling")
+    jtc: list[JointTrajectoryControllerState] = []
+    states: list[tuple[float, np.ndarray, np.ndarray]] = []
+
+    def on_state(m: JointState) -> None:
+        if list(m.name) == NAMES:
+            states.append((stamp(m), np.array(m.position), np.array(m.velocity)))
+
+    node.create_subscription(JointTrajectoryControllerState, "/computed_torque_controller/controller_state",
+                             jtc.append, DEEP)
+    node.create_subscription(JointState, "/joint_states", on_state, DEEP)
+    scaling = node.create_publisher(SpeedScalingFactor, "/computed_torque_controller/speed_scaling_input", LATCHED)
+    action = ActionClient(node, FollowJointTrajectory, "/computed_torque_controller/follow_joint_trajectory")
+    with Bringup(nodes, log_dir=tmp_path_factory.mktemp("speed_scaling")) as bringup:
+        assert action.wait_for_server(timeout_sec=60)
+        spin_until(node, lambda: len(jtc) > 10 and len(states) > 10, 120, "controller running")
+        yield node, action, scaling, jtc, states
+        assert not bringup.dead(), f"a node died: {bringup.dead()}"
+    node.destroy_node()
+    rclpy.shutdown()
+
+
+def _goal(node, action, q0, q1):
+    fut = action.send_goal_async(FollowJointTrajectory.Goal(trajectory=quintic_trajectory(NAMES, q0, q1, T)))
+    spin_until(node, fut.done, 60, "goal response")
+    assert fut.result().accepted
+    return fut.result().get_result_async()
+
+
+def _scale(node, scaling, jtc, factor):
+    scaling.publish(SpeedScalingFactor(factor=factor))
+    k = len(jtc)
+    spin_until(node, lambda: any(m.speed_scaling_factor == factor for m in jtc[k:]), 60,
+               f"the controller reporting the factor {factor}")
+
+
+def test_half_speed_doubles_the_rest_of_the_motion_on_the_same_path(arm):
+    node, action, scaling, jtc, states = arm
+    q0 = states[-1][1].copy()
+    k = len(jtc)
+    res = _goal(node, action, q0, Q1)
+    spin_until(node, lambda: len(jtc) > k and progress(np.array(jtc[-1].reference.positions), q0, Q1)[0] > 0.9, 120,
+               "the goal under way")
+    k_half = len(jtc)
+    scaling.publish(SpeedScalingFactor(factor=0.5))
+    spin_until(node, res.done, 120, "goal result")
+    assert res.result().status == GoalStatus.STATUS_SUCCEEDED, res.result().result.error_string
+    spin_until(node, lambda: np.allclose(jtc[-1].reference.positions, Q1, atol=1e-9), 60, "the end reported")
+    run = jtc[k:]
+    first = next(i for i, m in enumerate(run) if m.speed_scaling_factor < 1.0)  # the ramp begins
+    assert first >= k_half - k
+    tau_a, _ = progress(np.array(run[first].reference.positions), q0, Q1)
+    end = next(i for i, m in enumerate(run) if np.allclose(m.reference.positions, Q1, atol=1e-12))
+    took = stamp(run[end]) - stamp(run[first])
+    print(f"\nhalf speed from tau {tau_a:.4f} s: the rest took {took:.4f} s of simulated time, "
+          f"{took / (T - tau_a):.4f} x as planned")
+    assert took == pytest.approx(2.0 * (T - tau_a), rel=0.05), (took, tau_a)
+    assert {m.speed_scaling_factor for m in run[first:end]} >= {0.5}  # reported
+    offs = [progress(np.array(m.reference.positions), q0, Q1)[1] for m in run[first:end + 1]]
+    assert max(offs) < 1e-9  # the same path
+    # the arm (the simulator's states) followed the slowed reference
+    t_ref = np.array([stamp(m) for m in run])
+    ref = np.array([m.reference.positions for m in run])
+    ts = np.array([t for t, _, _ in states if t_ref[first] <= t <= t_ref[end]])
+    qs = np.array([q for t, q, _ in states if t_ref[first] <= t <= t_ref[end]])
+    err = np.abs(qs - np.column_stack([np.interp(ts, t_ref, ref[:, j]) for j in range(6)]))
+    assert ts.size > 0.5 * took / 0.002 and err.max() < 5e-3, (ts.size, err.max())
+    _scale(node, scaling, jtc, 1.0)
+
+
+def test_zero_stops_and_holds_the_arm_then_one_resumes_the_goal(arm):
+    node, action, scaling, jtc, states = arm
+    q0 = states[-1][1].copy()
+    q1 = q0 - 0.5 * (Q1 - q0) / np.max(np.abs(Q1 - q0))
+    k = len(jtc)
+    res = _goal(node, action, q0, q1)
+    spin_until(node, lambda: len(jtc) > k and progress(np.array(jtc[-1].reference.positions), q0, q1)[0] > 1.0, 120,
+               "the goal under way")
+    _scale(node, scaling, jtc, 0.0)
+    t_stop = stamp(jtc[-1])
+    spin_until(node, lambda: stamp(jtc[-1]) > t_stop + 1.5, 120, "1.5 s of the arm stopped")
+    held = [m for m in jtc if stamp(m) >= t_stop]
+    refs = np.array([m.reference.positions for m in held])
+    assert np.all(refs == refs[0]) and all(m.speed_scaling_factor == 0.0 for m in held)  # the reference stopped
+    assert all(not any(m.reference.velocities) for m in held)
+    tau_stop, _ = progress(refs[0], q0, q1)
+    assert 1.0 < tau_stop < T - 0.5 and not res.done()
+    arm_q = np.array([q for t, q, _ in states if t >= t_stop + 0.5])
+    arm_v = np.array([v for t, _, v in states if t >= t_stop + 0.5])
+    assert arm_q.shape[0] > 100  # a second of the arm's own states
+    assert np.ptp(arm_q, axis=0).max() < 1e-3 and np.abs(arm_v).max() < 1e-2  # it holds
+    assert np.abs(arm_q[-1] - refs[0]).max() < 5e-3  # where the reference stopped
+    _scale(node, scaling, jtc, 1.0)
+    spin_until(node, res.done, 120, "goal result")
+    assert res.result().status == GoalStatus.STATUS_SUCCEEDED, res.result().result.error_string
+    spin_until(node, lambda: np.allclose(jtc[-1].reference.positions, q1, atol=1e-9), 60, "the end reported")
