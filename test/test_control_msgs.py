@@ -40,6 +40,8 @@ UPSTREAM_DEFINITIONS = {
         "5b15c727fd04824f8f927e4457feb3830cf588bf7106d008c7be10e3885daec5",
     "msg/JointTrajectoryControllerState.msg":
         "36ff10ce33ecfce87c2d79037e6fb12af6d56c9806499ddad3b06a19659e5944",
+    "msg/SpeedScalingFactor.msg":  # added upstream in 5.3.0 with speed_scaling_factor (JTC's ~/speed_scaling_input)
+        "a5148692464003ad1ee55fe04a3d77ec8225d5c878fc1eb9cc7dba70e1c81287",
 }
 
 
@@ -69,6 +71,8 @@ TYPE_HASHES = {
         "RIHS01_739ea7566931944d33830fa10f1bf5e7a7fbdc3172bce7a7eaac642bd6e3ffa4",
     "control_msgs/msg/JointTrajectoryControllerState":
         "RIHS01_51d8dd89cc624cbe9daaeeb4d80d6de9b86168ffdc3be41fefc0953e3c26e480",
+    "control_msgs/msg/SpeedScalingFactor":
+        "RIHS01_0c240f349f2b74e33e8741f83e0f196ddeb6585923663876ed3c1f51f0566037",
     "control_msgs/action/FollowJointTrajectory":
         "RIHS01_ff29901b2693f5deb847e96084a1c2cdb26e70b7c847be21859b70a55fb29cf0",
     "control_msgs/action/FollowJointTrajectory_Goal":
@@ -110,6 +114,7 @@ FIELDS = {
         "multi_dof_joint_names": "sequence<string>",
         "multi_dof_reference": MDJTP, "multi_dof_feedback": MDJTP, "multi_dof_error": MDJTP, "multi_dof_output": MDJTP,
         "speed_scaling_factor": "double"},
+    "SpeedScalingFactor": {"factor": "double"},
     "FollowJointTrajectory.Goal": {
         "trajectory": "trajectory_msgs/JointTrajectory", "multi_dof_trajectory": "trajectory_msgs/MultiDOFJointTrajectory",
         "path_tolerance": "sequence<control_msgs/JointTolerance>",
@@ -128,6 +133,7 @@ CONSTANTS = {
     "JointTolerance": {},
     "JointComponentTolerance": {"X_AXIS": 1, "Y_AXIS": 2, "Z_AXIS": 3, "TRANSLATION": 4, "ROTATION": 5},
     "JointTrajectoryControllerState": {},
+    "SpeedScalingFactor": {},
     "FollowJointTrajectory.Goal": {},
     "FollowJointTrajectory.Result": {"SUCCESSFUL": 0, "INVALID_GOAL": -1, "INVALID_JOINTS": -2,
                                      "OLD_HEADER_TIMESTAMP": -3, "PATH_TOLERANCE_VIOLATED": -4,

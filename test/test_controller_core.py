@@ -144,7 +144,9 @@ def test_no_model_then_no_state_then_holding_with_gravity(ctx, model):
 
 
 def test_stale_at_the_timeout_boundary_aborts_the_goal_and_resumes_holding(ctx):
+    """``stale_goal_timeout`` 0: the goal aborts as the states go stale (test_speed_scaling.py: the pause)."""
     core, out = running(ctx)
+    core.stale_goal_timeout = 0.0
     run = goal(seq=1)
     core.queue_trajectory((ramp(Q0, 0.1, 5.0), None, 51, run))
     assert core.update(10.0 + DT, 10.0 + DT) is not None and core.mode == cc.TRACKING

@@ -173,3 +173,87 @@ def test_the_cycle_plays_the_rest_at_half_pace_stops_at_zero_and_the_goal_ends_o
     for _ in range(5):
         cycle = step()
     assert run.status == SUCCEEDED and np.allclose(core.hold, Q0 + 0.2)
+
+
+# ------------------------------------------------------------------ a trajectory paused by stale states
+from robot_dynamics.ros.controller.goal import ABORTED, INVALID_GOAL  # noqa: E402
+from robot_dynamics.ros.controller.scaling import rejoin  # noqa: E402
+
+TIMEOUT = 0.5  # test_controller_core's state_timeout
+
+
+def _paused(ctx, sgt: float = 5.0):  # noqa: F811
+    """A core tracking a 2 s ramp, its states stopped at t = 10.5 (the trajectory's time 0.5)."""
+    traj = ramp(Q0, 0.3, 2.0)
+    core, out = running(ctx)
+    core.stale_goal_timeout = sgt
+    run = goal(seq=1)
+    core.queue_trajectory((traj, None, 51, run))
+    t, cycle = 10.0, core.update(10.0, 10.0)
+    while t < 10.5 - 1e-9:
+        t += 0.002
+        core.state_arrived(cycle.q_ref, cycle.qd_ref, t, t, t)
+        cycle = core.update(t, t)
+    return core, out, run, traj, cycle
+
+
+def test_stale_states_pause_the_trajectory_and_its_goal_until_stale_goal_timeout(ctx):  # noqa: F811
+    core, out, run, traj, _ = _paused(ctx, sgt=2.0)
+    core.update(10.6, 10.5 + TIMEOUT + 1e-6)  # just beyond state_timeout: stale (braked, then held)
+    assert core.mode == cc.STALE and run.status is None and core.trajectory is traj
+    assert core.paused[0] == pytest.approx(0.5, abs=1e-9) and "trajectory paused at t = 0.500 s" in core.mode_reason
+    core.update(12.0, 10.5 + TIMEOUT + 2.0)  # exactly timeout + stale_goal_timeout: still paused
+    assert run.status is None and core.trajectory is traj
+    core.update(12.0, 10.5 + TIMEOUT + 2.0 + 1e-6)  # just beyond: the goal aborts with the cause
+    assert run.status == ABORTED and run.code == INVALID_GOAL and core.trajectory is None and core.paused is None
+    assert "no valid joint state for more than 2.5 s (stale_goal_timeout 2 s)" in run.text
+
+
+def test_states_back_in_time_resume_the_trajectory_where_the_arm_is_at_its_pace(ctx):  # noqa: F811
+    core, out, run, traj, cycle = _paused(ctx)
+    core.update(10.7, 10.5 + TIMEOUT + 0.1)  # stale, paused at 0.5
+    q_b = traj.at(0.56)[0]  # the arm braked a little ahead on its path, at rest
+    core.state_arrived(q_b, np.zeros(6), 11.2, 11.2, 11.2)
+    back = core.update(11.2, 11.2)
+    assert core.mode == cc.TRACKING and "the trajectory resumed at t = 0.560 s (paused at 0.500 s" in core.mode_reason
+    assert run.status is None and core.clock.factor == 0.0  # from rest (the arm's pace), ramping up
+    np.testing.assert_allclose(back.q_ref, q_b, atol=1e-9)
+    np.testing.assert_array_equal(back.qd_ref, 0.0)
+    t, cycle = 11.2, back
+    while core.trajectory is not None:
+        t += 0.002
+        core.state_arrived(cycle.q_ref, cycle.qd_ref, t, t, t)
+        cycle = core.update(t, t)
+    for _ in range(3):
+        t += 0.002
+        core.state_arrived(cycle.q_ref, cycle.qd_ref, t, t, t)
+        cycle = core.update(t, t)
+    assert run.status == SUCCEEDED and np.allclose(core.hold, Q0 + 0.3)
+    # the rest of the path (1.44 s of it) played after the outage, plus half the ramp (0.1 s at 0.2 s ramp_time)
+    assert run.end_time == pytest.approx(11.2 + 1.44 + 0.1, abs=1e-6)
+
+
+@pytest.mark.parametrize(("offset", "resumed"), [(0.0999, True), (0.1001, False)])
+def test_a_paused_trajectory_resumes_only_within_the_resume_tolerance(ctx, offset, resumed):  # noqa: F811
+    core, out, run, traj, _ = _paused(ctx)
+    core.resume_tolerance = 0.1
+    core.update(10.7, 10.5 + TIMEOUT + 0.1)
+    q_b = traj.at(0.5)[0] + np.array([offset, -offset, 0, 0, 0, 0])  # off the path (every joint moves alike on it)
+    core.state_arrived(q_b, np.zeros(6), 11.2, 11.2, 11.2)
+    core.update(11.2, 11.2)
+    if resumed:
+        assert core.mode == cc.TRACKING and run.status is None
+    else:
+        assert core.mode == cc.HOLDING and core.trajectory is None and run.status == ABORTED
+        assert "no valid joint state for 0.700 s; back, the arm is 0.1001 from the paused trajectory" in run.text
+
+
+def test_rejoin_finds_the_nearest_point_ahead_and_the_arms_pace():
+    traj = ramp(Q0, 0.3, 2.0)
+    q, v, _ = traj.at(0.8)
+    tau, dist, pace = rejoin(traj, 0.5, q, 0.5 * v)
+    assert tau == pytest.approx(0.8, abs=1e-3) and dist < 1e-3 and pace == pytest.approx(0.5, abs=0.01)
+    tau, dist, pace = rejoin(traj, 0.5, q, -v)  # moving back: no pace
+    assert pace == 0.0
+    tau, dist, _ = rejoin(traj, 1.9, traj.at(2.0)[0] + 1.0, np.zeros(6))  # never past the end
+    assert tau == pytest.approx(2.0) and dist == pytest.approx(1.0, abs=1e-9)

@@ -202,7 +202,8 @@ class ComputedTorqueControllerNode(LoopInput, Inputs, Actions, Reporting, Node):
         # node's (the loop thread vs the executor's and the action's callbacks; uncontended: ~0.1 us)
         self.core = ControlCore(_NodeOutputs(self), trigger=self.trigger, timeout=v["state_timeout"],
                                 stale_behavior=v["stale_behavior"], pose_margin=v["pose_limit_margin"],
-                                stale_hold=v["stale_hold_timeout"],
+                                stale_hold=v["stale_hold_timeout"], stale_goal_timeout=v["stale_goal_timeout"],
+                                resume_tolerance=v["start_tolerance"],
                                 motor_topic=v["motor_states_topic"])
         self._lock = self.core.lock
         self.mode_wall = 0.0
@@ -373,7 +374,8 @@ class ComputedTorqueControllerNode(LoopInput, Inputs, Actions, Reporting, Node):
             self.core.stale_hold = values["stale_hold_timeout"]
             self.core.clock.ramp_time = values["speed_scaling.ramp_time"]
             self.max_points = values["max_trajectory_points"]
-            self.start_tolerance = values["start_tolerance"]
+            self.start_tolerance = self.core.resume_tolerance = values["start_tolerance"]
+            self.core.stale_goal_timeout = values["stale_goal_timeout"]
             self.core.pose_margin = values["pose_limit_margin"]
         self.get_logger().info(f"parameters set: {changes}" + (" (applied at the next cycle)" if rebuild else ""))
 

@@ -37,6 +37,7 @@ class Intake:
     pending_pose: PoseHold | None
     trajectory: SampledTrajectory | None
     clock: TrajectoryClock
+    paused: tuple[float, float] | None
     goal: GoalRun | None
     pose: PoseHold | None
     q: np.ndarray | None
@@ -183,6 +184,7 @@ class Intake:
         self.goal = run
         self.trajectory, self.trajectory_t0 = traj, t0
         self.clock.start(now, t0)
+        self.paused = None
         self.pose = None  # a joint trajectory takes over from a pose reference
         self.safe_hold = False
         start = "now" if t0 <= now else f"in {t0 - now:.3f} s"

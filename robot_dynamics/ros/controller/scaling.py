@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -46,6 +47,7 @@ class TrajectoryClock:
     _anchor_now: float = 0.0
     _anchor_tau: float = 0.0
     _last_now: float = 0.0
+    _rebase: bool = False
 
     def request(self, factor: float) -> str | None:
         """A new requested factor (a message on ``~/speed_scaling_input``); the error text when ignored."""
@@ -58,7 +60,7 @@ class TrajectoryClock:
         """A trajectory starting at control time ``t0`` taken at ``now`` (tau = now - t0 if the factor is 1)."""
         self.tau = self._anchor_tau = now - t0
         self._anchor_now = self._last_now = now
-        self.rate = 0.0
+        self.rate, self._rebase = 0.0, False
 
     def advance(self, now: float) -> float:
         """tau at control time ``now``: the factor moves toward the requested one by at most dt / ramp_time since
@@ -67,9 +69,10 @@ class TrajectoryClock:
         changes nothing; a time that went back starts a new time base (tau and the factor kept).  Called every cycle,
         a trajectory running or not: the factor follows the requests meanwhile."""
         dt = now - self._last_now
-        if dt < 0.0:  # the control time went back (a new time base): the same tau and factor from here
+        if dt < 0.0 or self._rebase:  # a new time base (the time went back, a resume): the same tau and factor
             self._anchor_now = self._last_now = now
             self._anchor_tau = self.tau
+            self._rebase = False
             return self.tau
         if dt == 0.0:
             return self.tau
@@ -92,6 +95,12 @@ class TrajectoryClock:
         self._last_now = now
         return self.tau
 
+    def resume(self, tau: float, factor: float) -> None:
+        """Go on from the trajectory's time ``tau`` at ``factor`` (ramping to the requested one), from the next
+        :meth:`advance`'s control time (the time between is the outage's)."""
+        self.tau, self.factor, self.rate = float(tau), max(0.0, float(factor)), 0.0
+        self._rebase = True
+
     def scaled(self, q: np.ndarray, qd: np.ndarray, qdd: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """The trajectory's state at tau, played at the current factor: (q, qd f, qdd f^2 + qd df/dt)."""
         f = self.factor
@@ -105,4 +114,23 @@ class TrajectoryClock:
         return now - over / self.factor if self.factor > 0.0 else now
 
 
-__all__ = ["RAMP_TIME", "TrajectoryClock", "factor_error"]
+REJOIN_WINDOW = 1.0
+"""s of the trajectory searched ahead of where it paused (a braked arm stops ~v / (2 B) s of path ahead)."""
+REJOIN_STEP = 1e-3
+
+
+def rejoin(traj: Any, tau: float, q: np.ndarray, qd: np.ndarray) -> tuple[float, float, float]:
+    """Where a paused trajectory goes on: (the trajectory's time of its point nearest ``q`` within 0.05 s before
+    ``tau`` and :data:`REJOIN_WINDOW` s after it, the distance max_j |q_j(t) - q_j| there, the arm's pace along the
+    path there: qd . q'(t) / |q'(t)|^2, clipped to [0, 1]; 0 where the path is at rest)."""
+    times = np.clip(tau + np.arange(-0.05, REJOIN_WINDOW + REJOIN_STEP / 2, REJOIN_STEP), 0.0, traj.duration)
+    qs, vs, _ = traj.evaluate(times)
+    dist = np.max(np.abs(qs - q), axis=1)
+    k = int(np.argmin(dist))
+    v = vs[k]
+    vv = float(v @ v)
+    pace = float(np.clip(qd @ v / vv, 0.0, 1.0)) if vv > 1e-12 else 0.0
+    return float(times[k]), float(dist[k]), pace
+
+
+__all__ = ["RAMP_TIME", "REJOIN_WINDOW", "TrajectoryClock", "factor_error", "rejoin"]
