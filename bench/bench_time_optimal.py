@@ -26,9 +26,9 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from robot_dynamics import load_model  # noqa: E402
+from robot_dynamics.trajectory.optimal_timing import time_optimal  # noqa: E402
 from robot_dynamics.trajectory.paths import spline_path  # noqa: E402
 from robot_dynamics.trajectory.reachability import kernel  # noqa: E402
-from robot_dynamics.trajectory.time_optimal import time_optimal  # noqa: E402
 
 
 def best(fn, repeat: int = 3) -> tuple[float, object]:

@@ -417,7 +417,7 @@ def _cmd_plan(args: argparse.Namespace) -> int:
         if args.duration is not None:
             raise CliError("--duration and --time-optimal exclude each other: the time-optimal motion has its own "
                            "duration")
-        from .trajectory.time_optimal import time_optimal
+        from .trajectory.optimal_timing import time_optimal
 
         if traj.duration > 0:
             timed = time_optimal(traj, model, acceleration_limits=lim["acceleration"], names=model.joint_names)

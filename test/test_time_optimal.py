@@ -18,8 +18,8 @@ from scipy.optimize import brentq
 
 from robot_dynamics.model.robots import load_model
 from robot_dynamics.trajectory import point_to_point, retime_to_limits
+from robot_dynamics.trajectory.optimal_timing import InfeasiblePath, PathTimeLaw, time_optimal
 from robot_dynamics.trajectory.paths import as_path, line_path, spline_path
-from robot_dynamics.trajectory.time_optimal import InfeasiblePath, PathTimeLaw, time_optimal
 
 RX90 = load_model("rx90")
 RIGID_FV = RX90.replace(Fv=np.zeros(6))  # the dynamics TOPP-RA can express (Coulomb friction as fs_coef)

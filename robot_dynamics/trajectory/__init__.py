@@ -12,6 +12,7 @@ from .joint_space import (
     synchronized_timing,
     through_waypoints,
 )
+from .optimal_timing import InfeasiblePath, PathTimeLaw, TimeOptimalResult, time_optimal
 from .paths import GeometricPath, as_path, line_path, spline_path
 from .planning import PlannedSamples, plan_joint_trajectory, plan_samples
 from .playback import PlaybackSamples, message_times, playback_samples
@@ -28,7 +29,6 @@ from .profiles import (
 )
 from .sampled import PATH_POSITION_TOLERANCE, PATH_RATE_TOLERANCE, SampledTrajectory, check_path_limits, peak_rates
 from .task_space import TaskSpaceLine, axis_angle, task_space_line
-from .time_optimal import InfeasiblePath, PathTimeLaw, TimeOptimalResult, time_optimal
 from .time_scaling import (
     FittedSamples,
     TimeScalingResult,

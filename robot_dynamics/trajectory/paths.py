@@ -1,4 +1,4 @@
-"""Geometric paths q(s), s in [s0, s1], for time parameterization (:mod:`.time_optimal`).
+"""Geometric paths q(s), s in [s0, s1], for time parameterization (:mod:`.optimal_timing`).
 
 A :class:`GeometricPath` gives q(s) and its first two derivatives q'(s), q''(s) for an array of s, and the *knots*
 where q'' may jump (the pieces of a spline, the breakpoints of a trajectory): a parameterization grid keeps them.

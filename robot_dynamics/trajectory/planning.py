@@ -27,8 +27,8 @@ import numpy as np
 
 from .base import TimeScaledTrajectory, Trajectory
 from .joint_space import through_waypoints
+from .optimal_timing import time_optimal
 from .sampled import PATH_RATE_TOLERANCE, SampledTrajectory, check_path_limits, peak_rates
-from .time_optimal import time_optimal
 from .time_scaling import FittedSamples, TimeScalingResult, fit_samples_to_effort_limits, retime_to_limits
 
 
@@ -94,7 +94,7 @@ def plan_samples(waypoints: Any, v_max: Any, a_max: Any, profile: str, period: f
     ``v_max``, never above the robot's); ``lower``/``upper``/``effort_limits`` default to ``dynamics.limits``;
     ``duration`` > 0 asks for a longer plan (ValueError when shorter than the minimum); ``max_samples`` bounds the
     points (ValueError beyond).  ``timing="time_optimal"``: the plan's path retimed to the fastest motion within the
-    velocity, acceleration and effort limits together (:func:`~.time_optimal.time_optimal`) before it is sampled
+    velocity, acceleration and effort limits together (:func:`~.optimal_timing.time_optimal`) before it is sampled
     (``duration`` may then only lengthen it; ``effort_scale`` is ~1: the time law is within the effort limits).
     """
     if timing not in ("uniform", "time_optimal"):

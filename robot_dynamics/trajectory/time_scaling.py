@@ -64,9 +64,9 @@ from .effort_bounds import (
     states_crossing,
     static_error,
 )
+from .optimal_timing import DEFAULT_GRIDPOINTS, time_optimal
 from .playback import breakpoint_states, message_times, playback_samples
 from .sampled import SampledTrajectory, check_path_limits, peak_rates
-from .time_optimal import DEFAULT_GRIDPOINTS, time_optimal
 
 
 @dataclass
@@ -254,8 +254,8 @@ def retime_to_limits(traj: Trajectory, dynamics: Any, effort_limits: Any = None,
 
     ``method="time_optimal"``: not a uniform stretch but the fastest time law along the same path (the
     configurations ``traj`` goes through, its time as the path parameter) within the same limits, on the continuous
-    curve (:func:`~.time_optimal.time_optimal` on ``gridpoints``); the result's ``trajectory`` is a
-    :class:`~.time_optimal.PathTimeLaw` that starts and ends at rest, ``scale`` its duration over ``traj``'s.
+    curve (:func:`~.optimal_timing.time_optimal` on ``gridpoints``); the result's ``trajectory`` is a
+    :class:`~.optimal_timing.PathTimeLaw` that starts and ends at rest, ``scale`` its duration over ``traj``'s.
     ``min_scale``, ``time_quantum`` and ``subsamples`` belong to the uniform method.
     """
     n = traj.n
