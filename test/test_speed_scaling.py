@@ -178,6 +178,7 @@ def test_the_cycle_plays_the_rest_at_half_pace_stops_at_zero_and_the_goal_ends_o
 # ------------------------------------------------------------------ a trajectory paused by stale states
 from robot_dynamics.ros.controller.goal import ABORTED, INVALID_GOAL  # noqa: E402
 from robot_dynamics.ros.controller.scaling import rejoin  # noqa: E402
+from robot_dynamics.safety.refusal import Refused  # noqa: E402
 
 TIMEOUT = 0.5  # test_controller_core's state_timeout
 
@@ -257,3 +258,33 @@ def test_rejoin_finds_the_nearest_point_ahead_and_the_arms_pace():
     assert pace == 0.0
     tau, dist, _ = rejoin(traj, 1.9, traj.at(2.0)[0] + 1.0, np.zeros(6))  # never past the end
     assert tau == pytest.approx(2.0) and dist == pytest.approx(1.0, abs=1e-9)
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.floats(0.0, 7.0), st.floats(-0.3, 0.3), st.floats(0.0, 1.0))
+def test_a_paused_goal_resumes_only_in_time_and_near_its_path(ctx, outage, offset, ahead):  # noqa: F811
+    """Whatever the outage and where the arm comes back: resumed (tracking, goal active) exactly when the states
+    were missing for at most state_timeout + stale_goal_timeout and the arm is within resume_tolerance of the path
+    searched; otherwise the goal has ended (aborted) and the arm holds."""
+    core, out, run, traj, _ = _paused(ctx, sgt=5.0)
+    core.resume_tolerance = 0.1
+    wall = 10.5 + TIMEOUT + 1e-3
+    core.update(10.6, wall)  # stale
+    tau_b = min(0.5 + ahead, 2.0)
+    q_b = traj.at(tau_b)[0] + np.array([offset, -offset, 0, 0, 0, 0])
+    back = wall + outage
+    if outage > 1e-3:
+        core.update(back - 1e-3, back - 1e-3)  # the last cycle without a state
+    in_time = max(back - 1e-3, wall) - 10.5 <= TIMEOUT + 5.0
+    try:
+        core.state_arrived(q_b, np.zeros(6), back, back, back)
+    except Refused:  # farther than the arm could have moved in the outage (the safety envelope's monitor)
+        core.update(back, back)
+        assert core.mode == cc.STALE and (run.status is None) is in_time
+        return
+    core.update(back, back)
+    near = abs(offset) <= 0.1 and ahead <= 1.0 + 0.05  # the search covers 1 s of the path ahead
+    if in_time and near:
+        assert core.mode == cc.TRACKING and run.status is None
+    else:
+        assert run.status == ABORTED and core.trajectory is None and core.mode == cc.HOLDING
