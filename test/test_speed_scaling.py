@@ -42,6 +42,27 @@ def test_a_factor_above_one_is_taken_as_one():
     assert c.request(7.0) is None and c.requested == 1.0
 
 
+@pytest.mark.parametrize(("initial", "in_use"), [(0.0, 0.0), (0.3, 0.3), (1.0, 1.0), (1.0 + 1e-12, 1.0), (4.0, 1.0)])
+def test_the_initial_factor_is_in_use_at_once_and_never_above_one(initial, in_use):
+    c = TrajectoryClock()
+    c.configure(initial, 0.2)
+    assert c.requested == c.factor == in_use and c.ramp_time == 0.2
+
+
+def test_the_schemas_ranges_of_the_speed_scaling_and_stale_goal_parameters():
+    from robot_dynamics.ros.controller.parameters import PARAMETERS
+
+    factor, ramp = PARAMETERS.params["speed_scaling.initial_scaling_factor"], PARAMETERS.params["speed_scaling.ramp_time"]
+    assert factor.default == 1.0 and ramp.default == 0.2 and not factor.live and ramp.live
+    assert factor.check(0.0) == 0.0 and factor.check(7.0) == 7.0  # JTC's range (>= 0); above 1 taken as 1 (above)
+    assert ramp.check(0.0) == 0.0 and ramp.check(10.0) == 10.0
+    sgt = PARAMETERS.params["stale_goal_timeout"]
+    assert sgt.default == cc.STALE_GOAL == 5.0 and sgt.live and sgt.check(0.0) == 0.0 and sgt.check(3600.0) == 3600.0
+    for spec, bad in ((factor, -1e-12), (ramp, -1e-12), (ramp, 10.0 + 1e-9), (sgt, -1e-12), (sgt, 3600.0 + 1e-9)):
+        with pytest.raises(ValueError):
+            spec.check(bad)
+
+
 def test_the_factor_ramps_at_one_over_ramp_time_and_tau_is_its_integral():
     c = TrajectoryClock(ramp_time=0.2)
     c.start(0.0, 0.0)

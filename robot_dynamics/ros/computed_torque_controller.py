@@ -261,9 +261,7 @@ class ComputedTorqueControllerNode(LoopInput, Inputs, Actions, Reporting, Node):
             self._subscribe_motor_states()
         self.create_subscription(PoseStamped, "~/pose_reference", self.on_pose_reference, 10, raw=True)
         # JTC's speed scaling (transient local, as JTC's: a latched factor applies to a restarted controller)
-        self.core.clock.requested = min(v["speed_scaling.initial_scaling_factor"], 1.0)
-        self.core.clock.factor = self.core.clock.requested
-        self.core.clock.ramp_time = v["speed_scaling.ramp_time"]
+        self.core.clock.configure(v["speed_scaling.initial_scaling_factor"], v["speed_scaling.ramp_time"])
         self.create_subscription(SpeedScalingFactor, "~/speed_scaling_input", self.on_speed_scaling,
                                  QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE,
                                             durability=DurabilityPolicy.TRANSIENT_LOCAL))

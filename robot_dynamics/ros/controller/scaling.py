@@ -49,6 +49,12 @@ class TrajectoryClock:
     _last_now: float = 0.0
     _rebase: bool = False
 
+    def configure(self, initial: float, ramp_time: float) -> None:
+        """The node's parameters: ``speed_scaling.initial_scaling_factor`` (in use at once, above 1 taken as 1; a
+        value the schema refuses never gets here) and ``speed_scaling.ramp_time``."""
+        self.requested = self.factor = min(float(initial), 1.0)
+        self.ramp_time = float(ramp_time)
+
     def request(self, factor: float) -> str | None:
         """A new requested factor (a message on ``~/speed_scaling_input``); the error text when ignored."""
         if (err := factor_error(factor)) is not None:
