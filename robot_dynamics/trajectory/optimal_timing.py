@@ -217,22 +217,23 @@ class TimeOptimalResult:
         return max(self.effort_ratio, self.velocity_ratio, self.acceleration_ratio)
 
 
+def limit_vector(values: Any, n: int, what: str) -> np.ndarray:
+    """Limits (n,) from a scalar or (n,) values: positive, inf allowed (ValueError otherwise)."""
+    lim = np.asarray(values, dtype=float)
+    if lim.ndim == 0:
+        lim = np.full(n, float(lim))
+    if lim.shape != (n,) or np.any(np.isnan(lim)) or np.any(lim <= 0.0):
+        raise ValueError(f"{what} must be positive (inf allowed) with shape ({n},), got {lim}")
+    return lim
+
+
 def _limits(dynamics: Any, n: int, effort: Any, velocity: Any, acceleration: Any) -> Limits:
     own = getattr(dynamics, "limits", {})
-
-    def vec(v: Any, key: str | None, what: str) -> np.ndarray:
-        if v is None:
-            v = own.get(key, np.inf) if key else np.inf
-        a = np.asarray(v, dtype=float)
-        a = np.full(n, float(a)) if a.ndim == 0 else a
-        if a.shape != (n,) or np.any(np.isnan(a)) or np.any(a <= 0.0):
-            raise ValueError(f"{what} must be positive (inf allowed) with shape ({n},), got {v}")
-        return a
-
     if effort is None and "effort" not in own:
         raise ValueError("effort_limits are required when dynamics is a plain callable")
-    return Limits(vec(effort, "effort", "effort limits"), vec(velocity, "velocity", "velocity limits"),
-                  vec(acceleration, None, "acceleration limits"))
+    return Limits(limit_vector(own["effort"] if effort is None else effort, n, "effort limits"),
+                  limit_vector(own.get("velocity", np.inf) if velocity is None else velocity, n, "velocity limits"),
+                  limit_vector(np.inf if acceleration is None else acceleration, n, "acceleration limits"))
 
 
 def _grid(path: GeometricPath, gridpoints: Any) -> np.ndarray:

@@ -64,7 +64,7 @@ from .effort_bounds import (
     states_crossing,
     static_error,
 )
-from .optimal_timing import DEFAULT_GRIDPOINTS, time_optimal
+from .optimal_timing import DEFAULT_GRIDPOINTS, limit_vector, time_optimal
 from .playback import breakpoint_states, message_times, playback_samples
 from .sampled import SampledTrajectory, check_path_limits, peak_rates
 
@@ -102,13 +102,7 @@ def _dynamics_function(dynamics: Any) -> Dynamics:
     raise ValueError("dynamics must be a RobotModel (with inverse_dynamics) or a callable (q, qd, qdd) -> efforts")
 
 
-def _limit_vector(values: Any, n: int, what: str) -> np.ndarray:
-    lim = np.asarray(values, dtype=float)
-    if lim.ndim == 0:
-        lim = np.full(n, float(lim))
-    if lim.shape != (n,) or np.any(np.isnan(lim)) or np.any(lim <= 0.0):
-        raise ValueError(f"{what} must be positive (inf allowed) with shape ({n},), got {lim}")
-    return lim
+_limit_vector = limit_vector  # one validator (optimal_timing's)
 
 
 def _effort_limits(dynamics: Any, effort_limits: Any, n: int) -> np.ndarray:
