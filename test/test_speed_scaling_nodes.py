@@ -6,8 +6,9 @@ below is the simulation's, whatever the host's load).
   path (every reference on the planned quintic), the arm following it; ``~/controller_state`` reports the factor;
 * 0 stops the reference and the arm holds (the simulator's own states) for a second; 1 resumes; the goal succeeds.
 Oracle: the quintic's closed form (the reference's progress u is read back from its positions).  The lockstep arm runs
-as fast as the loop answers, faster than a busy test process reads: the arm is paused (``mujoco_sim ~/pause``) while a
-factor is published, until the controller says it has it (its log on /rosout).
+as fast as the loop answers, faster than a busy test process reads: the goal is sent with the arm paused, the
+simulator stops itself at an exact simulated time into the goal (``pause_at_time``), and stays paused while a factor
+is published, until the controller says it has it (its log on /rosout).
 """
 
 from __future__ import annotations
@@ -20,7 +21,9 @@ import rclpy
 from action_msgs.msg import GoalStatus
 from control_msgs.action import FollowJointTrajectory
 from control_msgs.msg import JointTrajectoryControllerState, SpeedScalingFactor
-from rcl_interfaces.msg import Log
+from rcl_interfaces.msg import Log, ParameterType, ParameterValue
+from rcl_interfaces.msg import Parameter as ParameterMsg
+from rcl_interfaces.srv import SetParameters
 from rclpy.action import ActionClient
 from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
 from ros_harness import call_service, quintic_trajectory, wait_for_service
@@ -82,12 +85,16 @@ def arm(tmp_path_factory):
     action = ActionClient(node, FollowJointTrajectory, "/computed_torque_controller/follow_joint_trajectory")
     pause = node.create_client(SetBool, "/mujoco_sim/pause")
     stats = node.create_client(Trigger, "/mujoco_sim/statistics")
+    sim_params = node.create_client(SetParameters, "/mujoco_sim/set_parameters")
+
+    def sim_stats() -> dict:
+        return json.loads(call_service(node, stats, Trigger.Request()).message)
 
     def publish_paused(factor: float) -> None:
         """Pause the arm (every report published until then read), publish ``factor``, resume once the controller
         logged it."""
         assert call_service(node, pause, SetBool.Request(data=True)).success
-        t = json.loads(call_service(node, stats, Trigger.Request()).message)["sim_time"]
+        t = sim_stats()["sim_time"]
         spin_until(node, lambda: stamp(jtc[-1]) >= t - 0.0021, 120, "the reports published before the pause")
         k = len(logs)
         scaling.publish(SpeedScalingFactor(factor=factor))
@@ -95,12 +102,29 @@ def arm(tmp_path_factory):
                    f"the controller taking the factor {factor:g}")
         assert call_service(node, pause, SetBool.Request(data=False)).success
 
+    def goal_until(q0: np.ndarray, q1: np.ndarray, after: float):
+        """The quintic q0 -> q1 sent with the arm paused (the goal starts at that sim time t), the arm run until it
+        stops itself at t + ``after`` (``pause_at_time``); the result's future."""
+        assert call_service(node, pause, SetBool.Request(data=True)).success
+        t = sim_stats()["sim_time"]
+        value = ParameterValue(type=ParameterType.PARAMETER_DOUBLE, double_value=t + after)
+        res = call_service(node, sim_params, SetParameters.Request(parameters=[ParameterMsg(name="pause_at_time",
+                                                                                            value=value)]))
+        assert res.results[0].successful, res.results[0].reason
+        result = _goal(node, action, q0, q1)
+        assert call_service(node, pause, SetBool.Request(data=False)).success
+        spin_until(node, lambda: sim_stats()["paused"], 120,
+                   f"the arm at {after} s into the goal (pause_at_time)")
+        assert sim_stats()["sim_time"] == pytest.approx(t + after, abs=1e-9)  # paused exactly there
+        return result
+
     with Bringup(nodes, log_dir=tmp_path_factory.mktemp("speed_scaling")) as bringup:
         assert action.wait_for_server(timeout_sec=60)
         wait_for_service(pause, 60)
         wait_for_service(stats, 60)
+        wait_for_service(sim_params, 60)
         spin_until(node, lambda: len(jtc) > 10 and len(states) > 10, 120, "controller running")
-        yield node, action, scaling, jtc, states, publish_paused
+        yield node, goal_until, jtc, states, publish_paused
         assert not bringup.dead(), f"a node died: {bringup.dead()}"
     node.destroy_node()
     rclpy.shutdown()
@@ -114,12 +138,10 @@ def _goal(node, action, q0, q1):
 
 
 def test_half_speed_doubles_the_rest_of_the_motion_on_the_same_path(arm):
-    node, action, scaling, jtc, states, publish_paused = arm
+    node, goal_until, jtc, states, publish_paused = arm
     q0 = states[-1][1].copy()
     k = len(jtc)
-    res = _goal(node, action, q0, Q1)
-    spin_until(node, lambda: len(jtc) > k and progress(np.array(jtc[-1].reference.positions), q0, Q1)[0] > 0.9, 120,
-               "the goal under way")
+    res = goal_until(q0, Q1, 1.0)
     publish_paused(0.5)
     k_half = len(jtc)
     spin_until(node, res.done, 120, "goal result")
@@ -133,9 +155,9 @@ def test_half_speed_doubles_the_rest_of_the_motion_on_the_same_path(arm):
     took = stamp(run[end]) - stamp(run[first])
     print(f"\nhalf speed from tau {tau_a:.4f} s: the rest took {took:.4f} s of simulated time, "
           f"{took / (T - tau_a):.4f} x as planned")
+    assert 0.95 < tau_a < 1.05  # the ramp began where the arm stopped itself, 1 s into the goal
     assert took == pytest.approx(2.0 * (T - tau_a), rel=0.05), (took, tau_a)
     assert {m.speed_scaling_factor for m in run[first:end]} >= {0.5}  # reported
-    assert tau_a < T - 1.0  # a second or more of the goal played at half speed
     offs = [progress(np.array(m.reference.positions), q0, Q1)[1] for m in run[first:end + 1]]
     assert max(offs) < 1e-9  # the same path
     # the arm (the simulator's states) followed the slowed reference
@@ -149,13 +171,10 @@ def test_half_speed_doubles_the_rest_of_the_motion_on_the_same_path(arm):
 
 
 def test_zero_stops_and_holds_the_arm_then_one_resumes_the_goal(arm):
-    node, action, scaling, jtc, states, publish_paused = arm
+    node, goal_until, jtc, states, publish_paused = arm
     q0 = states[-1][1].copy()
     q1 = q0 - 0.5 * (Q1 - q0) / np.max(np.abs(Q1 - q0))
-    k = len(jtc)
-    res = _goal(node, action, q0, q1)
-    spin_until(node, lambda: len(jtc) > k and progress(np.array(jtc[-1].reference.positions), q0, q1)[0] > 1.0, 120,
-               "the goal under way")
+    res = goal_until(q0, q1, 1.2)
     publish_paused(0.0)
     spin_until(node, lambda: jtc[-1].speed_scaling_factor == 0.0, 60, "the factor down to 0")
     t_stop = stamp(jtc[-1])

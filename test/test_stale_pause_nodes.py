@@ -59,7 +59,8 @@ def test_states_withheld_half_a_second_mid_goal_the_arm_holds_and_the_goal_succe
             reasons = [s.mode_reason for s in status[n_status:]]
             resumed = [r for r in reasons if "the trajectory resumed at t = " in r]
             assert resumed, reasons
-            assert np.abs(arm.q - A).max() < 1e-2, arm.q - A  # the arm reached the goal
+            # the arm reaches the goal (its own states; this process may read them behind the result on a busy host)
+            spin_until(node, lambda: np.abs(arm.q - A).max() < 1e-2, 60, "the arm at the goal")
             print(f"\n{resumed[0]}; {len(arm.states) - n_states} states since the outage began; final error "
                   f"{np.abs(arm.q - A).max():.2e} rad")
             assert not bringup.dead()

@@ -2,8 +2,10 @@
 eqs 9.33-9.35) and task_space_pid (9.17), a ``~/pose_reference`` (geometry_msgs/PoseStamped) held by them, hostile
 poses refused, joint trajectories under a task-space law and after switching back to a joint-space law.
 
-The controller and the simulated RX-90 (MuJoCo, in real time, publishing ``/clock``: both nodes on sim time) run in
-their own processes in the namespace ``/tsnode``, over DDS.  What is asserted is what the arm does (its
+The controller and the simulated RX-90 (MuJoCo in lockstep, publishing ``/clock``: both nodes on sim time; the arm
+advances one control period per command, so the loop's latency is one period whatever the host's load) run in their
+own processes in the namespace ``/tsnode``, over DDS; every duration below is the simulation's (from the states'
+stamps), with generous wall-clock caps that report a starved host as such.  What is asserted is what the arm does (its
 ``/joint_states``), judged by an oracle independent of the controller's kinematics: Pinocchio's forward kinematics
 of the same URDF; and what the node reports (``~/statistics``: the refusals by cause, the poses accepted; ``~/status``:
 the mode and its reason).  The first tests check the boundary pieces (message validation, the limit guard, the gains
@@ -35,6 +37,7 @@ NS = "/tsnode"
 CTL = f"{NS}/computed_torque_controller"
 Q0 = np.array([0.5, -0.4, 0.6, 0.5, 0.4, -0.5])  # well conditioned (cond J = 13), far from the limits
 ORACLE = PinocchioURDF(resolve_urdf("rx90"))
+STATE_TIMEOUT = 2.0  # s (simulated)
 
 
 def tip_pose(q: np.ndarray) -> np.ndarray:
@@ -151,10 +154,11 @@ def stack(tmp_path_factory):
     nodes = [n for n in node_set("rx90", "mujoco", namespace=NS) if n.name in ("mujoco_sim", "computed_torque_controller")]
     for n in nodes:
         if n.name == "computed_torque_controller":
-            # timeouts that ride out a stalled process on a shared 2-core host (the watchdogs have tests of their own)
-            n.parameters.update({"state_timeout": 1.0, "law": "computed_torque"})
+            # a cycle per state (lockstep: the states come as fast as the loop answers, never stale in simulated time;
+            # the watchdogs have tests of their own); state_timeout also bounds a pose's stamp age
+            n.parameters.update({"trigger": "state", "state_timeout": STATE_TIMEOUT, "law": "computed_torque"})
         else:
-            n.parameters.update({"command_timeout": 1.0, "initial_positions": Q0.tolist()})
+            n.parameters.update({"lockstep": True, "lockstep_timeout": 0.5, "initial_positions": Q0.tolist()})
     rclpy.init()
     node = rclpy.create_node("test_task_space_controller_node")
     s = SimpleNamespace(node=node, states=[], commands=[], status=[], out_of_limits=[])
@@ -197,10 +201,20 @@ def stack(tmp_path_factory):
         rclpy.shutdown()
 
 
-def _spin(s, seconds: float) -> None:
-    from ros_stack_harness import spin
+WALL_CAP = 120.0  # s: a starved host, reported as such
 
-    spin(s.node, seconds)
+
+def _sim_now(s) -> float:
+    return s.states[-1][1]
+
+
+def _spin(s, seconds: float) -> None:
+    """Until ``seconds`` of simulated time have passed (the arm's own stamps)."""
+    from ros_stack_harness import spin_until
+
+    t0 = _sim_now(s)
+    spin_until(s.node, lambda: _sim_now(s) >= t0 + seconds, WALL_CAP,
+               f"{seconds} s of simulated time (the host starved the stack)")
 
 
 def _spin_until(s, cond, timeout: float, what: str) -> None:
@@ -258,26 +272,31 @@ def _q(s) -> np.ndarray:
 
 
 def _settle(s, timeout: float = 20.0) -> None:
-    """Until the arm is still: it moves less than 1e-4 rad over 0.3 s."""
-    end = time.monotonic() + timeout
+    """Until the arm is still: it moves less than 1e-4 rad over 0.3 s (simulated time, ``timeout`` of it)."""
+    end = _sim_now(s) + timeout
     while True:
         k = len(s.states)
         _spin(s, 0.3)
         qs = np.array([x[2] for x in s.states[k:]])
         if len(qs) and np.abs(qs - qs[0]).max() < 1e-4:
             return
-        assert time.monotonic() < end, "the arm never came to rest"
+        assert _sim_now(s) < end, "the arm never came to rest"
 
 
 def _reach(s, target: np.ndarray, what: str, timeout: float = 15.0) -> None:
-    """Wait until the arm's tip stays within 1e-3 m and 1e-2 rad of ``target`` (oracle) for 0.5 s, then 0.5 s more;
-    print the figures; assert the final errors and that the mode's reason names the pose reference."""
-    t0 = time.monotonic()
+    """Wait until the arm's tip stays within 1e-3 m and 1e-2 rad of ``target`` (oracle) for 0.5 s, then 0.5 s more
+    (simulated time, ``timeout`` of it); print the figures; assert the final errors and that the mode's reason names
+    the pose reference."""
+    from ros_stack_harness import spin
+
+    t0 = _sim_now(s)
+    wall_end = time.monotonic() + WALL_CAP + 10.0 * timeout
     k0 = len(s.states)
     inside_since = None
     while True:
-        _spin(s, 0.02)
-        now = time.monotonic()
+        spin(s.node, 0.02)
+        now = _sim_now(s)
+        assert time.monotonic() < wall_end, f"{what}: the host starved the stack ({now - t0:.2f} s simulated)"
         if max(np.array(pose_errors(target, _q(s))) / (1e-3, 1e-2)) < 1.0:
             inside_since = now if inside_since is None else inside_since
             if now - inside_since >= 0.5:
@@ -291,7 +310,7 @@ def _reach(s, target: np.ndarray, what: str, timeout: float = 15.0) -> None:
     pos, rot = pose_errors(target, _q(s))
     qd = np.array([x[3] for x in s.states[k0:]])
     peak = np.abs(qd).max(axis=0) / LIM["velocity"]
-    print(f"{what}: within 1e-3 m / 1e-2 rad from {reached:.2f} s on (wall); 1 s later position error {pos:.2e} m, "
+    print(f"{what}: within 1e-3 m / 1e-2 rad from {reached:.2f} s on (simulated); 1 s later position error {pos:.2e} m, "
           f"orientation error {rot:.2e} rad; peak joint speed / limit {peak.max():.2f}")
     assert pos < 1e-3 and rot < 1e-2
     assert s.status[-1].mode == "holding" and s.status[-1].mode_reason.startswith("pose reference:"), \
@@ -338,6 +357,7 @@ def test_hostile_poses_are_refused_and_the_arm_keeps_its_pose(stack):
     far = s.target.copy()
     far[:3, 3] = [5.0, 0.0, 0.5]
     sim_time = s.states[-1][1]
+    assert sim_time > STATE_TIMEOUT + 1.0  # a stamp at 1e-3 s is stale
     t0 = time.monotonic()
     for msg, cause in ((nan, "pose_non_finite"), (zero_q, "pose_bad_quaternion"),
                        (pose_msg(s.target, frame="map"), "pose_wrong_frame"), (pose_msg(far), "pose_unreachable"),

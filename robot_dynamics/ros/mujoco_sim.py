@@ -125,6 +125,12 @@ class _Notices:
             self.node.get_logger().warning(f"{text}{f' ({n} so far)' if n > 1 else ''}")
 
 
+def pause_due(t0: float, t1: float, at: float) -> bool:
+    """Whether a period from sim time ``t0`` to ``t1`` reaches ``pause_at_time`` ``at`` (0: never): the period that
+    ends at or past it (1 ns of rounding forgiven at its end), not one that started there."""
+    return at > 0.0 and t0 + 1e-9 < at <= t1 + 1e-9
+
+
 class MujocoSim(SimServices, Node):
     # rclpy's EventsExecutor (runtime.run_node): the 500 Hz timer and command callbacks without rebuilding a wait set
     # per callback; an idle rx90 arm under a holding controller took 0.61 cores with the single-threaded executor,
@@ -157,6 +163,7 @@ class MujocoSim(SimServices, Node):
         self.timeout_behavior = v["timeout_behavior"]
 
         self.paused = v["start_paused"]
+        self.pause_at_time = v["pause_at_time"]
         self.arm: MujocoArm | None = None
         self.model: RobotModel | None = None
         self.command = np.zeros(0)
@@ -440,7 +447,16 @@ class MujocoSim(SimServices, Node):
                 self._publish()
 
     def _advance(self) -> None:
-        """One control period in the current drive mode (lock held)."""
+        """One control period in the current drive mode (lock held); paused once the period reaches
+        ``pause_at_time`` (its state still measured and published by the caller)."""
+        t0 = self.arm.time
+        self._step_drive()
+        if pause_due(t0, self.arm.time, self.pause_at_time):
+            self.paused = True
+            self.get_logger().info(f"simulation paused at t = {self.arm.time:.6f} s (pause_at_time "
+                                   f"{self.pause_at_time:g}); ~/pause false resumes it")
+
+    def _step_drive(self) -> None:
         arm = self.arm
         self.steps += 1
         if self.mode in (BRAKED, FAULT):

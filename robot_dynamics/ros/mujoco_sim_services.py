@@ -47,6 +47,8 @@ class SimServices:
                 "drive_state": self.drive_state(),
                 "mode": "lockstep" if self.lockstep else "real time",
                 "sim_time": self.arm.time if self.arm is not None else None,
+                "paused": self.paused,
+                "pause_at_time": self.pause_at_time,
                 "steps": self.steps,
                 "commands": {k: self.counts[k] for k in ("received", "applied", "clipped")},
                 "ignored": {k[len("ignored_"):]: v for k, v in self.counts.items() if k.startswith("ignored_")},
