@@ -1,10 +1,11 @@
-"""Speed scaling through the node processes (JTC's ``~/speed_scaling_input``, ``control_msgs/SpeedScalingFactor``,
+"""Speed scaling and preemption through the node processes (JTC's ``~/speed_scaling_input``, ``control_msgs/SpeedScalingFactor``,
 transient local) on the simulated RX-90 in lockstep (the arm advances one control period per command: every time
 below is the simulation's, whatever the host's load).
 
 * 0.5 published during a FollowJointTrajectory goal: the rest of the motion takes twice as long (+-5 %), on the same
   path (every reference on the planned quintic), the arm following it; ``~/controller_state`` reports the factor;
-* 0 stops the reference and the arm holds (the simulator's own states) for a second; 1 resumes; the goal succeeds.
+* 0 stops the reference and the arm holds (the simulator's own states) for a second; 1 resumes; the goal succeeds;
+* a goal preempting a moving goal: the reference continuous to the acceleration at the switch.
 Oracle: the quintic's closed form (the reference's progress u is read back from its positions).  The lockstep arm runs
 as fast as the loop answers, faster than a busy test process reads: the goal is sent with the arm paused, the
 simulator stops itself at an exact simulated time into the goal (``pause_at_time``), and stays paused while a factor
@@ -19,6 +20,7 @@ import numpy as np
 import pytest
 import rclpy
 from action_msgs.msg import GoalStatus
+from builtin_interfaces.msg import Duration
 from control_msgs.action import FollowJointTrajectory
 from control_msgs.msg import JointTrajectoryControllerState, SpeedScalingFactor
 from rcl_interfaces.msg import Log, ParameterType, ParameterValue
@@ -30,6 +32,7 @@ from ros_harness import call_service, quintic_trajectory, wait_for_service
 from ros_stack_harness import spin_until
 from sensor_msgs.msg import JointState
 from std_srvs.srv import SetBool, Trigger
+from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
 from robot_dynamics.model.robots import load_model
 from robot_dynamics.ros.bringup import Bringup
@@ -90,17 +93,20 @@ def arm(tmp_path_factory):
     def sim_stats() -> dict:
         return json.loads(call_service(node, stats, Trigger.Request()).message)
 
-    def publish_paused(factor: float) -> None:
+    def publish_paused(factor: float | None) -> int:
         """Pause the arm (every report published until then read), publish ``factor``, resume once the controller
-        logged it."""
+        logged it (None: resume only); the number of reports read before the arm resumed."""
         assert call_service(node, pause, SetBool.Request(data=True)).success
         t = sim_stats()["sim_time"]
         spin_until(node, lambda: stamp(jtc[-1]) >= t - 0.0021, 120, "the reports published before the pause")
-        k = len(logs)
-        scaling.publish(SpeedScalingFactor(factor=factor))
-        spin_until(node, lambda: any(m.startswith(f"speed scaling factor {factor:g}") for m in logs[k:]), 60,
-                   f"the controller taking the factor {factor:g}")
+        if factor is not None:
+            k = len(logs)
+            scaling.publish(SpeedScalingFactor(factor=factor))
+            spin_until(node, lambda: any(m.startswith(f"speed scaling factor {factor:g}") for m in logs[k:]), 60,
+                       f"the controller taking the factor {factor:g}")
+        k = len(jtc)
         assert call_service(node, pause, SetBool.Request(data=False)).success
+        return k
 
     def goal_until(q0: np.ndarray, q1: np.ndarray, after: float):
         """The quintic q0 -> q1 sent with the arm paused (the goal starts at that sim time t), the arm run until it
@@ -116,6 +122,7 @@ def arm(tmp_path_factory):
         spin_until(node, lambda: sim_stats()["paused"], 120,
                    f"the arm at {after} s into the goal (pause_at_time)")
         assert sim_stats()["sim_time"] == pytest.approx(t + after, abs=1e-9)  # paused exactly there
+        spin_until(node, lambda: stamp(jtc[-1]) >= t + after - 0.0021, 120, "the reports published before the pause")
         return result
 
     with Bringup(nodes, log_dir=tmp_path_factory.mktemp("speed_scaling")) as bringup:
@@ -124,26 +131,30 @@ def arm(tmp_path_factory):
         wait_for_service(stats, 60)
         wait_for_service(sim_params, 60)
         spin_until(node, lambda: len(jtc) > 10 and len(states) > 10, 120, "controller running")
-        yield node, goal_until, jtc, states, publish_paused
+        yield node, goal_until, lambda msg: _send(node, action, msg), jtc, states, publish_paused
         assert not bringup.dead(), f"a node died: {bringup.dead()}"
     node.destroy_node()
     rclpy.shutdown()
 
 
 def _goal(node, action, q0, q1):
-    fut = action.send_goal_async(FollowJointTrajectory.Goal(trajectory=quintic_trajectory(NAMES, q0, q1, T)))
+    return _send(node, action, quintic_trajectory(NAMES, q0, q1, T))
+
+
+def _send(node, action, trajectory: JointTrajectory):
+    """The goal sent and accepted: its result's future."""
+    fut = action.send_goal_async(FollowJointTrajectory.Goal(trajectory=trajectory))
     spin_until(node, fut.done, 60, "goal response")
     assert fut.result().accepted
     return fut.result().get_result_async()
 
 
 def test_half_speed_doubles_the_rest_of_the_motion_on_the_same_path(arm):
-    node, goal_until, jtc, states, publish_paused = arm
+    node, goal_until, _, jtc, states, publish_paused = arm
     q0 = states[-1][1].copy()
     k = len(jtc)
     res = goal_until(q0, Q1, 1.0)
-    publish_paused(0.5)
-    k_half = len(jtc)
+    k_half = publish_paused(0.5)
     spin_until(node, res.done, 120, "goal result")
     assert res.result().status == GoalStatus.STATUS_SUCCEEDED, res.result().result.error_string
     spin_until(node, lambda: np.allclose(jtc[-1].reference.positions, Q1, rtol=0.0, atol=1e-9), 60, "the end reported")
@@ -171,7 +182,7 @@ def test_half_speed_doubles_the_rest_of_the_motion_on_the_same_path(arm):
 
 
 def test_zero_stops_and_holds_the_arm_then_one_resumes_the_goal(arm):
-    node, goal_until, jtc, states, publish_paused = arm
+    node, goal_until, _, jtc, states, publish_paused = arm
     q0 = states[-1][1].copy()
     q1 = q0 - 0.5 * (Q1 - q0) / np.max(np.abs(Q1 - q0))
     res = goal_until(q0, q1, 1.2)
@@ -194,3 +205,57 @@ def test_zero_stops_and_holds_the_arm_then_one_resumes_the_goal(arm):
     spin_until(node, res.done, 120, "goal result")
     assert res.result().status == GoalStatus.STATUS_SUCCEEDED, res.result().result.error_string
     spin_until(node, lambda: np.allclose(jtc[-1].reference.positions, q1, rtol=0.0, atol=1e-9), 60, "the end reported")
+
+
+
+def _jumps(run: list, k: int) -> tuple[float, float, float]:
+    """The reference's jumps from report k-1 to k beyond what its derivatives predict over the time between them
+    (position beyond qd dt + qdd dt^2/2, velocity beyond qdd dt, acceleration itself)."""
+    (q0, v0, a0), (q1, v1, a1) = ([np.array(getattr(run[i].reference, f)) for f in ("positions", "velocities",
+                                                                                      "accelerations")]
+                                  for i in (k - 1, k))
+    dt = stamp(run[k]) - stamp(run[k - 1])
+    return (float(np.abs(q1 - q0 - v0 * dt - 0.5 * a0 * dt**2).max()), float(np.abs(v1 - v0 - a0 * dt).max()),
+            float(np.abs(a1 - a0).max()))
+
+
+def test_a_goal_preempting_a_moving_goal_leaves_its_reference_continuous(arm):
+    """Goal A stopped by the simulator 1 s in (moving, accelerating), goal B (three position-only waypoints, the
+    first 0.8 s ahead) sent meanwhile: the controller's reference (``~/controller_state``) at the switch jumps no
+    more than the jerk of the reports around it makes it (position, velocity, acceleration; a start from rest
+    would jump by the whole velocity); A preempted, B succeeds, the arm at its last point."""
+    node, goal_until, send, jtc, states, publish_paused = arm
+    q0 = states[-1][1].copy()
+    res_a = goal_until(q0, Q1, 1.0)
+    k = len(jtc)
+    t_pause = stamp(jtc[-1])
+    msg = JointTrajectory(joint_names=NAMES)
+    aside = np.array([0.0, 0.0, 0.0, 0.0, 0.0, 0.15])  # B leaves A's line
+    ends = [(0.8, 0.55, 1.0), (1.6, 0.45, 1.0), (2.4, 0.35, 0.0)]  # (time from start, way to Q1, aside)
+    for t, frac, off in ends:
+        msg.points.append(JointTrajectoryPoint(positions=(q0 + frac * (Q1 - q0) + off * aside).tolist(),
+                                               time_from_start=Duration(sec=int(t), nanosec=round((t % 1) * 1e9))))
+    res_b = send(msg)
+    publish_paused(None)  # the arm resumes (the controller adopts B at its next cycle)
+    spin_until(node, res_b.done, 120, "goal B's result")
+    spin_until(node, res_a.done, 60, "goal A's result")
+    assert res_a.result().status == GoalStatus.STATUS_CANCELED, res_a.result().result.error_string
+    assert res_b.result().status == GoalStatus.STATUS_SUCCEEDED, res_b.result().result.error_string
+    last = q0 + ends[-1][1] * (Q1 - q0)  # (no aside there)
+    spin_until(node, lambda: np.allclose(jtc[-1].reference.positions, last, rtol=0.0, atol=1e-9), 60, "B's end")
+    run = jtc[k - 40:]
+    run = [m for i, m in enumerate(run) if i == 0 or stamp(m) > stamp(run[i - 1])]  # one report per time
+    # the switch: B taken at the first cycle after the pause (the state republished, the same time: the same
+    # reference), the first report after it is B's
+    first_b = next(i for i, m in enumerate(run) if stamp(m) > t_pause)
+    assert progress(np.array(run[first_b + 20].reference.positions), q0, Q1)[1] > 1e-6  # B's, off A's line
+    at_switch = np.array(_jumps(run, first_b))
+    around = np.max([_jumps(run, i) for i in (*range(first_b - 20, first_b), *range(first_b + 1, first_b + 21))],
+                    axis=0)
+    v_before = np.abs(run[first_b - 1].reference.velocities).max()
+    print(f"\npreempted 1 s into A (moving at {v_before:.3f} rad/s): jumps at the switch {at_switch[0]:.2e} rad, "
+          f"{at_switch[1]:.2e} rad/s, {at_switch[2]:.2e} rad/s^2; largest of the 40 reports around "
+          f"{around[0]:.2e}, {around[1]:.2e}, {around[2]:.2e}")
+    assert v_before > 0.1 and np.all(at_switch <= 2.0 * around + 1e-12), (at_switch, around)
+    assert at_switch[1] < 1e-2 * v_before
+    spin_until(node, lambda: np.abs(states[-1][1] - last).max() < 5e-3, 60, "the arm at B's last point")

@@ -148,6 +148,34 @@ class SampledTrajectory(Trajectory):
         out = pw @ self._coef[k]
         return out[0], out[1], out[2]
 
+    def from_state(self, q: Any, qd: Any, qdd: Any) -> tuple[SampledTrajectory, SampledTrajectory]:
+        """This trajectory with its start segment (``started``: JTC's segment to a first point later than t = 0)
+        leaving the moving state (``q``, ``qd``, ``qdd``) instead of a position at rest: a quintic to the first
+        point (its velocity and acceleration when given, else 0), so the motion it replaces goes on continuous to
+        the acceleration at t = 0.  Returns (the trajectory, its start segment alone: to check it)."""
+        if not self.started:
+            raise ValueError("only a trajectory whose first point is later than t = 0 has a start segment")
+        n = self.n
+        start = [_array(x, what, (n,)) for x, what in ((q, "q"), (qd, "qd"), (qdd, "qdd"))]
+        end = [self.positions[1],
+               np.zeros(n) if self.velocities is None else self.velocities[1],
+               np.zeros(n) if self.accelerations is None else self.accelerations[1]]
+        segment = SampledTrajectory(self.times[:2], *(np.vstack(pair) for pair in zip(start, end, strict=True)))
+        new = object.__new__(SampledTrajectory)
+        new.__dict__.update(self.__dict__)
+        new.positions = self.positions.copy()
+        new.positions[0] = start[0]
+        for name, value in (("velocities", start[1]), ("accelerations", start[2])):
+            if getattr(self, name) is not None:
+                setattr(new, name, getattr(self, name).copy())
+                getattr(new, name)[0] = value
+        new._coef = self._coef.copy()
+        new._coef[0] = segment._coef[0]
+        new._cursor = 0
+        new._powers = np.zeros((3, 6))
+        new._hold = (start[0].copy(), np.zeros(n), np.zeros(n))
+        return new, segment
+
     def breakpoints(self) -> np.ndarray:
         """0 and the points' times: each segment between them is one polynomial."""
         return np.unique(np.concatenate([[0.0], self.times]))

@@ -10,7 +10,7 @@ import threading
 import numpy as np
 
 from ...control.task_space import TaskSpaceLaw
-from ...safety import StateMonitor
+from ...safety import Refused, StateMonitor
 from ...trajectory.sampled import SampledTrajectory
 from .context import Context
 from .goal import ABORTED, CANCELED, INVALID_GOAL, OLD_HEADER_TIMESTAMP, SUCCESSFUL, GoalRun, preempted
@@ -168,14 +168,23 @@ class Intake:
         if pending is None or self.ctx is None or now is None or self.q is None:
             return
         self.pending_traj = None
-        traj, t0, points, run = pending
-        t0 = now if t0 is None else t0
+        traj, stamp, points, run = pending
+        t0 = now if stamp is None else stamp
         if t0 + traj.duration < now:
             text = f"trajectory ended {now - t0 - traj.duration:.3f} s before it was taken"
             self.out.refuse("old_stamp", text)
             if run is not None:
                 run.finish(ABORTED, OLD_HEADER_TIMESTAMP, text)
             return
+        moving = stamp is None and traj.started and self.trajectory is not None and self.paused is None
+        if moving:  # the motion goes on: the start segment leaves the running reference, not the arm at rest
+            try:
+                traj = self._from_running_reference(traj)
+            except Refused as exc:
+                self.out.refuse(exc.cause, str(exc))
+                if run is not None:
+                    run.finish(ABORTED, INVALID_GOAL, str(exc))
+                return
         if self.goal is not None and self.goal is not run:  # JTC: the running goal is preempted
             self.end_goal(CANCELED, INVALID_GOAL, preempted(
                 "a new " + ("goal" if run is not None else "trajectory on ~/joint_trajectory")))
@@ -183,13 +192,29 @@ class Intake:
             return
         self.goal = run
         self.trajectory, self.trajectory_t0 = traj, t0
-        self.clock.start(now, t0)
+        if moving:
+            self.clock.restart()
+        else:
+            self.clock.start(now, t0)
         self.paused = None
         self.pose = None  # a joint trajectory takes over from a pose reference
         self.safe_hold = False
-        start = "now" if t0 <= now else f"in {t0 - now:.3f} s"
+        start = "from the running reference" if moving else "now" if t0 <= now else f"in {t0 - now:.3f} s"
         self.transition(TRACKING, f"trajectory of {points} points, {traj.duration:.3f} s (degree {traj.degree}), "
                                   f"starts {start}")
+
+    def _from_running_reference(self, traj: SampledTrajectory) -> SampledTrajectory:
+        """``traj`` (started: a first point later than t = 0) with its start segment leaving the running
+        trajectory's state at the last cycle's time (position, velocity, acceleration in trajectory time: the
+        clock's factor and its ramp go on unchanged), that segment checked against the limits (``Refused``:
+        the running motion goes on)."""
+        q, qd, qdd = self.trajectory.at(self.clock.tau)
+        new, segment = traj.from_state(q, qd, qdd)
+        try:
+            self.ctx.envelope.check_path(segment, start=q, names=self.ctx.model.joint_names)
+        except Refused as exc:
+            raise Refused(exc.cause, f"from the running reference: {exc}") from None
+        return new
 
 
 __all__ = ["Intake", "PendingTrajectory"]

@@ -68,6 +68,12 @@ class TrajectoryClock:
         self._anchor_now = self._last_now = now
         self.rate, self._rebase = 0.0, False
 
+    def restart(self) -> None:
+        """A trajectory that goes on from where the running one is (its time 0 at the last :meth:`advance`'s
+        control time): the next advance moves tau from 0 exactly as it would have moved the running one's."""
+        self.tau = self._anchor_tau = 0.0
+        self._anchor_now = self._last_now
+
     def advance(self, now: float) -> float:
         """tau at control time ``now``: the factor moves toward the requested one by at most dt / ramp_time since
         the last cycle, tau by the integral of the factor (exact: the factor is linear in time between cycles).
