@@ -262,6 +262,8 @@ class ComputedTorqueControllerNode(LoopInput, Inputs, Actions, Reporting, Node):
         self.create_subscription(PoseStamped, "~/pose_reference", self.on_pose_reference, 10, raw=True)
         # JTC's speed scaling (transient local, as JTC's: a latched factor applies to a restarted controller)
         self.core.clock.configure(v["speed_scaling.initial_scaling_factor"], v["speed_scaling.ramp_time"])
+        self.core.effort_scaling.enabled = v["speed_scaling.dynamics_aware"]
+        self.core.effort_scaling.margin = v["speed_scaling.effort_margin"]
         self.create_subscription(SpeedScalingFactor, "~/speed_scaling_input", self.on_speed_scaling,
                                  QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE,
                                             durability=DurabilityPolicy.TRANSIENT_LOCAL))
@@ -371,6 +373,8 @@ class ComputedTorqueControllerNode(LoopInput, Inputs, Actions, Reporting, Node):
             self.core.stale_behavior = values["stale_behavior"]
             self.core.stale_hold = values["stale_hold_timeout"]
             self.core.clock.ramp_time = values["speed_scaling.ramp_time"]
+            self.core.effort_scaling.enabled = values["speed_scaling.dynamics_aware"]
+            self.core.effort_scaling.margin = values["speed_scaling.effort_margin"]
             self.max_points = values["max_trajectory_points"]
             self.start_tolerance = self.core.resume_tolerance = values["start_tolerance"]
             self.core.stale_goal_timeout = values["stale_goal_timeout"]

@@ -40,6 +40,7 @@ class TrajectoryClock:
     the last advance (the reference's extra acceleration q' df/dt)."""
 
     requested: float = 1.0
+    cap: float = 1.0  # dynamics-aware scaling's bound on the factor (effort_scaling.py): the target is the lower
     factor: float = 1.0
     ramp_time: float = RAMP_TIME
     tau: float = 0.0
@@ -88,7 +89,7 @@ class TrajectoryClock:
             return self.tau
         if dt == 0.0:
             return self.tau
-        target = self.requested
+        target = min(self.requested, self.cap)
         if self.factor == target:
             self.rate = 0.0
             self.tau = self._anchor_tau + self.factor * (now - self._anchor_now)
