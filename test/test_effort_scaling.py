@@ -158,7 +158,9 @@ def _run(core, traj, t_end: float = 3.0, dt: float = 0.002):
     run = goal(seq=1)
     core.queue_trajectory((traj, None, traj.times.size, run))
     t, rows, ref = 10.0, [], (core.q, np.zeros(6))
-    while t < 10.0 + t_end and run.status is None:
+    extra = 5  # cycles after the goal's end
+    while t < 10.0 + t_end and extra > 0:
+        extra -= run.status is not None
         t = round(t + dt, 9)
         core.state_arrived(ref[0], ref[1], t, t, t)
         cycle = core.update(t, t)
@@ -169,9 +171,9 @@ def _run(core, traj, t_end: float = 3.0, dt: float = 0.002):
 
 def test_the_cycle_slows_the_path_down_ahead_of_its_demanding_part(model):
     """A path planned too fast for limits at 0.25 x the robot's (joint 2 at 0.5: it holds the arm up): without
-    dynamics-aware scaling the commands sit at the limit for 60 cycles; with it the factor drops ahead (to the cap at
-    the start, at rest) and far fewer do (22: the factor's own ramp, q' df/dt, is not predicted yet: issue 33 asks for
-    at most 2), the goal succeeds; the controller says so once each way."""
+    dynamics-aware scaling the commands sit at the limit for 60 cycles; with it the factor takes the cap the whole
+    path allows at the start (at rest: at once) and no command reaches the limit, the goal succeeds; the controller
+    says so once each way."""
     traj = fast_path(model, 0.6)
     core, _, _ = _core(model, False, 0.25)
     _, rows = _run(core, traj)
@@ -182,10 +184,10 @@ def test_the_cycle_slows_the_path_down_ahead_of_its_demanding_part(model):
     at_limit_on = sum(r.max() >= 1.0 - 1e-9 for _, r in rows)
     print(f"\nwithout: {at_limit_off} cycles at the effort limit; with: {at_limit_on}, lowest factor "
           f"{factors.min():.3f}")
-    assert at_limit_off > 40 and at_limit_on < 0.5 * at_limit_off
-    assert run.status == "succeeded" and factors.min() < 0.9 and factors[-1] == 1.0
+    assert at_limit_off > 40 and at_limit_on == 0
+    assert run.status == "succeeded" and factors.min() < 0.9
     said = [t for level, t in out.logs if "dynamics-aware speed scaling" in t]
-    assert len(said) >= 2 and "factor at most" in said[0] and "requested factor again" in said[-1]
+    assert len(said) == 2 and "factor at most" in said[0] and "requested factor again" in said[-1]
 
 
 def test_the_parameters_ranges():

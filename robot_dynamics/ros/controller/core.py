@@ -134,6 +134,7 @@ class ControlCore(Intake):
         self.trajectory_t0 = 0.0
         self.clock = TrajectoryClock()  # the trajectory's time, advanced at the speed scaling factor
         self.effort_scaling = EffortScaling()  # speed_scaling.dynamics_aware: the factor the efforts ahead allow
+        self._capped: SampledTrajectory | None = None  # the trajectory effort_scaling last started on
         self.paused: tuple[float, float] | None = None  # stale: (the trajectory's time, steady time of the last state)
         self.stale_goal_timeout = stale_goal_timeout
         self.resume_tolerance = resume_tolerance
@@ -355,7 +356,7 @@ class ControlCore(Intake):
         q_ref, qd_ref, qdd_ref = self.reference(ctx, now)
         t2 = clock()
         tau = self.law(ctx, now, q_ref, qd_ref, qdd_ref, None if self.trajectory is not None else self.pose)
-        if self.effort_scaling.enabled and self.trajectory is not None and tau is not None:
+        if self.effort_scaling.enabled and tau is not None:  # holding too: a heavier payload's weight shows at rest
             self.effort_scaling.measure(tau, ctx.controller.inverse_dynamics(q_ref, qd_ref, qdd_ref), dt)
         if tau is None:  # the law failed: gravity hold (saturated), if finite
             tau = self.holding_torque()
@@ -372,23 +373,29 @@ class ControlCore(Intake):
 
     def cap_speed(self, ctx: Context) -> None:
         """Dynamics-aware speed scaling (``speed_scaling.dynamics_aware``, :mod:`.effort_scaling`): the factor the
-        efforts ahead allow bounds the clock's target; said when it starts and stops limiting."""
+        whole trajectory allows when it is taken (at rest on its path the factor takes it at once: no velocity to
+        jump), then the window ahead; it bounds the clock's target; said when it starts and stops limiting."""
         es = self.effort_scaling
         traj = self.trajectory
         before = self.clock.cap
         if traj is None or self.paused is not None or not es.enabled:
             es.reset()
-            self.clock.cap = 1.0
+            self.clock.cap, self._capped = 1.0, None
         else:
-            cap = self.clock.cap = es.update(traj, self.clock.tau, self.clock.factor, ctx.effort,
-                                             ctx.controller.inverse_dynamics, list(ctx.model.joint_names))
+            args = (ctx.effort, ctx.controller.inverse_dynamics, list(ctx.model.joint_names))
+            if self._capped is not traj:
+                self._capped = traj
+                cap = es.start(traj, *args)
+            else:
+                cap = es.update(traj, self.clock.tau, self.clock.factor, *args)
+            self.clock.cap = cap
             if self.clock.factor > cap and not np.any(traj.at(self.clock.tau)[1]):
                 self.clock.factor = cap  # at rest on the path (a start): no ramp needed, the velocity is 0 anyway
         if (self.clock.cap < 1.0) != (before < 1.0):
             self.out.log("warning" if self.clock.cap < 1.0 else "info",
                          f"dynamics-aware speed scaling: factor at most {self.clock.cap:.3f} ({es.limiting} near its "
-                         f"effort limit x {es.margin:g} ahead)" if self.clock.cap < 1.0 else
-                         "dynamics-aware speed scaling: the efforts ahead fit, the requested factor again")
+                         f"effort limit x {es.margin:g})" if self.clock.cap < 1.0 else
+                         "dynamics-aware speed scaling: the efforts fit, the requested factor again")
 
     def reference(self, ctx: Context, now: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """The cycle's reference (model order) and its consequences: a goal's path tolerances (violated: abort, hold

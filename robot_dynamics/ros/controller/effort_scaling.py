@@ -27,6 +27,8 @@ SAMPLES = 8
 """Points of the window ahead at which the efforts are predicted."""
 EVERY = 5
 """Cycles between two predictions (the window covers them)."""
+START_SAMPLES = 128
+"""Points (besides the trajectory's own) at which a trajectory's efforts are predicted when it is adopted."""
 OFFSET_TIME = 0.05
 """s: time constant of the low-pass filter on the measured effort offset."""
 
@@ -44,9 +46,12 @@ def largest_factor(a: np.ndarray, b: np.ndarray, c: np.ndarray, limit: np.ndarra
 
 @dataclass
 class EffortScaling:
-    """``speed_scaling.dynamics_aware`` and ``speed_scaling.effort_margin``; :meth:`update` gives the factor the
-    efforts allow (1: no limit), at most every :data:`EVERY` cycles along a window of ``horizon`` s of control time
-    ahead; ``offset``: the filtered effort the arm takes beyond the model's; ``limiting``: the joint that bounds it."""
+    """``speed_scaling.dynamics_aware`` and ``speed_scaling.effort_margin``.  :meth:`start`: the factor the whole
+    trajectory allows (at its adoption: at rest, the factor may take it at once); :meth:`update`: every
+    :data:`EVERY` cycles along a window of ``horizon`` s of control time ahead, the cap only lowered while the
+    trajectory runs (no ramp back up mid-path: each ramp costs effort, q' df/dt); ``offset``: the filtered effort
+    the arm takes beyond the model's (holding too: a heavier payload's weight is known before the goal);
+    ``limiting``: the joint that bounds the factor."""
 
     enabled: bool = False
     margin: float = 0.9
@@ -57,7 +62,7 @@ class EffortScaling:
     _cycles: int = field(default=0, repr=False)
 
     def reset(self) -> None:
-        """A new trajectory or none: the cap back to 1 (the measured offset is kept: the arm's, not the path's)."""
+        """No trajectory: the cap back to 1 (the measured offset is kept: the arm's, not the path's)."""
         self.cap, self.limiting, self._cycles = 1.0, "", 0
 
     def measure(self, tau: np.ndarray, tau_model: np.ndarray, dt: float) -> None:
@@ -69,12 +74,38 @@ class EffortScaling:
         k = min(1.0, max(dt, 0.0) / OFFSET_TIME)
         self.offset += k * (extra - self.offset)
 
+    def allowed(self, states: tuple[np.ndarray, np.ndarray, np.ndarray], effort: np.ndarray,
+                inverse_dynamics: Callable[[np.ndarray, np.ndarray, np.ndarray], np.ndarray],
+                names: list[str]) -> tuple[float, str]:
+        """(the largest factor, the joint bounding it or '') at the path states (q, q', q'') (N, n):
+        :func:`largest_factor` with the model's a, b, c (:func:`~robot_dynamics.trajectory.effort_bounds.quadratics`:
+        exact, friction included) plus the measured offset, within ``margin`` x ``effort``."""
+        c, b, a = quadratics(inverse_dynamics, *states)
+        if self.offset is not None:
+            c = c + self.offset
+        lim = self.margin * np.asarray(effort, float)
+        cap = largest_factor(a, b, c, lim)
+        over = np.abs(a + b + c) / lim  # at f = 1: the joint that needs the slowing most
+        return cap, (names[int(np.argmax(over.max(axis=0)))] if cap < 1.0 else "")
+
+    def start(self, traj: Trajectory, effort: np.ndarray,
+              inverse_dynamics: Callable[[np.ndarray, np.ndarray, np.ndarray], np.ndarray], names: list[str]) -> float:
+        """The factor the whole of ``traj`` allows (its points and :data:`START_SAMPLES` more); 1 when disabled."""
+        self._cycles = 0
+        if not self.enabled:
+            self.cap, self.limiting = 1.0, ""
+            return 1.0
+        ts = np.union1d(np.asarray(getattr(traj, "times", []), float), np.linspace(0.0, traj.duration, START_SAMPLES))
+        if ts.size > 2 * START_SAMPLES:
+            ts = np.linspace(0.0, traj.duration, 2 * START_SAMPLES)
+        self.cap, self.limiting = self.allowed(traj.evaluate(ts), effort, inverse_dynamics, names)
+        return self.cap
+
     def update(self, traj: Trajectory, tau_now: float, factor: float, effort: np.ndarray,
                inverse_dynamics: Callable[[np.ndarray, np.ndarray, np.ndarray], np.ndarray], names: list[str]) -> float:
         """The factor allowed from trajectory time ``tau_now`` on (every :data:`EVERY` calls; the last one between):
-        :func:`largest_factor` over the window ahead (``horizon`` s at the current ``factor``, at least 1 ms of the
-        path) with the model's a, b, c (:func:`~robot_dynamics.trajectory.effort_bounds.quadratics`: exact, friction
-        included) and the measured offset, ``effort`` the limits in use."""
+        the window ahead (``horizon`` s at the current ``factor``, at least 1 ms of the path), never above the cap
+        so far."""
         if not self.enabled:
             self.cap, self.limiting = 1.0, ""
             return 1.0
@@ -83,14 +114,10 @@ class EffortScaling:
             return self.cap
         span = max(self.horizon * max(factor, 0.05), 1e-3)
         ts = np.minimum(tau_now + np.linspace(0.0, span, SAMPLES), traj.duration)
-        c, b, a = quadratics(inverse_dynamics, *traj.evaluate(ts))
-        if self.offset is not None:
-            c = c + self.offset
-        lim = self.margin * np.asarray(effort, float)
-        self.cap = largest_factor(a, b, c, lim)
-        over = np.abs(a + b + c) / lim  # at f = 1: the joint that needs the slowing most
-        self.limiting = names[int(np.argmax(over.max(axis=0)))] if self.cap < 1.0 else ""
+        cap, joint = self.allowed(traj.evaluate(ts), effort, inverse_dynamics, names)
+        if cap < self.cap:
+            self.cap, self.limiting = cap, joint
         return self.cap
 
 
-__all__ = ["EVERY", "OFFSET_TIME", "SAMPLES", "EffortScaling", "largest_factor"]
+__all__ = ["EVERY", "OFFSET_TIME", "SAMPLES", "START_SAMPLES", "EffortScaling", "largest_factor"]
