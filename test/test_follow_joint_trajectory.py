@@ -201,11 +201,11 @@ def _braked_runs(arm: Arm, stats, min_run: int = 25) -> list[int]:
     return [n for _, n in runs if n >= min_run]
 
 
-def _unless_starved(arm: Arm, attempt, what: str, tries: int = 3, min_run: int = 25):
+def _unless_starved(arm: Arm, attempt, what: str, tries: int = 3, min_run: int = 25, ns: str = ""):
     """``attempt()`` -> (done, outcome, summary) once the arm is at rest; tried again while it is not done and the
     drive ran ``min_run`` periods or more on one command during it (braked by default: a starved host, the sim's
     own statistics say so), ``tries`` in a row is a starved precondition.  Returns the last outcome."""
-    stats = arm.node.create_client(Trigger, "/mujoco_sim/statistics")
+    stats = arm.node.create_client(Trigger, f"{ns}/mujoco_sim/statistics")
     wait_for_service(stats, 60)
     seen = []
     for _ in range(tries):

@@ -101,6 +101,7 @@ from robot_dynamics_interfaces.srv import SetDynamicParameters
 from ..model.robot_model import RobotModel
 from ..safety import limit_guard as lg
 from . import cdr
+from .command_interfaces import check_mode, interface_set
 from .controller.actions import Actions
 from .controller.context import (
     Context,
@@ -230,6 +231,14 @@ class ComputedTorqueControllerNode(LoopInput, Inputs, Actions, Reporting, Node):
         self.pose_worker = LatestWorker(self.check_pose, "pose_check")  # the inverse kinematics of a pose reference
         topic = f"{v['effort_controller']}/commands"  # relative: a namespace moves the whole robot
         self.cmd_pub = self.create_publisher(Float64MultiArray, topic, 10)
+        # position / velocity drives (command_interfaces): set points on their own topics, the effort a feed-forward
+        self.interfaces = interface_set(v["command_interfaces"])
+        self.servo_out = self.interfaces != ("effort",)
+        check_mode(self.interfaces, lockstep=self.trigger == "state", command_space=v["command_space"])
+        self.set_point_pubs = {k: self.create_publisher(Float64MultiArray, f"{v[k + '_controller']}/commands", 10)
+                               for k in ("position", "velocity") if k in self.interfaces}
+        self.velocity_kp = v["velocity_kp"]
+        self.core.feed_forward_only = self.servo_out
         # lockstep: one state per cycle, deep enough that a recorder never loses one (20 s at 500 Hz: a recorder
         # starved by a busy host lost 153 of 1001 cycles when this held 2 s)
         depth = 10000 if self.trigger == "state" else 100
@@ -379,6 +388,7 @@ class ComputedTorqueControllerNode(LoopInput, Inputs, Actions, Reporting, Node):
             self.start_tolerance = self.core.resume_tolerance = values["start_tolerance"]
             self.core.stale_goal_timeout = values["stale_goal_timeout"]
             self.core.pose_margin = values["pose_limit_margin"]
+            self.velocity_kp = values["velocity_kp"]
         self.get_logger().info(f"parameters set: {changes}" + (" (applied at the next cycle)" if rebuild else ""))
 
 
@@ -419,7 +429,10 @@ class ComputedTorqueControllerNode(LoopInput, Inputs, Actions, Reporting, Node):
                 return
             t3 = clock()
             ctx = core.ctx
-            answer = self._publish_cycle(ctx, cycle.tau, stamp=core.state_stamp if self.trigger == "state" else None)
+            if self.servo_out:
+                answer = self._publish_set_points(ctx, core.q, cycle)
+            else:
+                answer = self._publish_cycle(ctx, cycle.tau, stamp=core.state_stamp if self.trigger == "state" else None)
             if self.trigger == "state":
                 self._last_answer = (core.state_stamp, answer)
             t4 = clock()

@@ -80,6 +80,7 @@ from . import lockstep as protocol
 from .description import RobotDescription
 from .diagnostics import DiagnosticsPublisher
 from .mujoco_sim_services import BRAKED, DAMPED, FAULT, RUNNING, ZERO, SimServices
+from .mujoco_sim_servo import ServoDrive
 from .parameter_files import load_schema
 from .runtime import PolledSubscription, Refusals, Refused, guarded, run_node
 
@@ -131,7 +132,7 @@ def pause_due(t0: float, t1: float, at: float) -> bool:
     return at > 0.0 and t0 + 1e-9 < at <= t1 + 1e-9
 
 
-class MujocoSim(SimServices, Node):
+class MujocoSim(ServoDrive, SimServices, Node):
     # rclpy's EventsExecutor (runtime.run_node): the 500 Hz timer and command callbacks without rebuilding a wait set
     # per callback; an idle rx90 arm under a holding controller took 0.61 cores with the single-threaded executor,
     # 0.34 with this one (every callback takes ``self.lock``, so their order is all that matters)
@@ -209,6 +210,7 @@ class MujocoSim(SimServices, Node):
             # anyway), not dispatched one by one by the executor: 0.15 of a core less beside a 500 Hz controller
             self.command_poll = PolledSubscription(self, Float64MultiArray, topic, QoSProfile(depth=10),
                                                    self.on_command, COMMAND_POLL_BACKSTOP)
+        self._setup_servo(v)  # position/velocity drives (command_interfaces)
         self.create_service(SetBool, "~/pause", self.on_pause)
         self.create_service(Trigger, "~/reset", self.on_reset)
         self.create_service(Trigger, "~/statistics", self.on_statistics)
@@ -287,6 +289,7 @@ class MujocoSim(SimServices, Node):
             if self.command_space == "motor" and model.transmission is None:
                 raise ValueError("command_space motor needs the robot's transmissions (transmissions.gear_ratio ...)")
             self.arm, self.model, self.joints, self.q0 = arm, model, joints, q0
+            self._servo_model()
             self.motor_msg = None if model.transmission is None and arm.elastic is None else JointState(
                 name=[f"{j}_motor" for j in model.joint_names])
             self.cmd_to_model = np.array([joints.index(j) for j in model.joint_names])
@@ -302,6 +305,7 @@ class MujocoSim(SimServices, Node):
         self.steps = 0
         self.overdue = False
         self.commanded, self.on_one_command = False, 0  # braked until a controller takes over again
+        self.q_cmd = self.qd_cmd = None  # the set points of before do not survive a restart
         self._set_drive(BRAKED, WAITING, f"{WAITING} ({why})", force=True)
         self._measure()
         if not self.paused:
@@ -374,26 +378,30 @@ class MujocoSim(SimServices, Node):
                 if self.paused:
                     self.counts["ignored_paused"] += 1
                     return
-            self.counts["applied"] += 1
             self.command = tau
-            now_wall = time.monotonic()
-            if self.on_one_command >= GAP_PERIODS and self.arm is not None:
-                self.gaps.append((round(self.arm.time, 6), self.on_one_command))
-                self.gap_walls.append((round(self.arm.time, 6), self.on_one_command,
-                                       round((now_wall - self.last_valid_wall) * 1e3, 1),
-                                       round(self.longest_tick_gap * 1e3, 1)))
-            self.on_one_command = 0
-            self.longest_tick_gap = 0.0
-            self.commanded = True
-            self.last_valid_wall = now_wall
-            self.overdue = False
-            if self.mode not in (RUNNING, FAULT):
-                self._set_drive(RUNNING, "", "command received, the controller has taken over"
-                                if self.reason == WAITING else "commands are back, the controller takes over")
-            if self.lockstep:
-                self._advance()
-                self._measure()
-                self._publish()
+            self._fed()
+
+    def _fed(self) -> None:
+        """A valid command taken (lock held): counted, the watchdog fed, the brake released; lockstep: one period."""
+        self.counts["applied"] += 1
+        now_wall = time.monotonic()
+        if self.on_one_command >= GAP_PERIODS and self.arm is not None:
+            self.gaps.append((round(self.arm.time, 6), self.on_one_command))
+            self.gap_walls.append((round(self.arm.time, 6), self.on_one_command,
+                                   round((now_wall - self.last_valid_wall) * 1e3, 1),
+                                   round(self.longest_tick_gap * 1e3, 1)))
+        self.on_one_command = 0
+        self.longest_tick_gap = 0.0
+        self.commanded = True
+        self.last_valid_wall = now_wall
+        self.overdue = False
+        if self.mode not in (RUNNING, FAULT):
+            self._set_drive(RUNNING, "", "command received, the controller has taken over"
+                            if self.reason == WAITING else "commands are back, the controller takes over")
+        if self.lockstep:
+            self._advance()
+            self._measure()
+            self._publish()
 
     @guarded()
     def on_timer(self) -> None:
@@ -464,7 +472,9 @@ class MujocoSim(SimServices, Node):
             return
         before = arm.state(noisy=False)
         try:
-            if self.mode == RUNNING:
+            if self.mode == RUNNING and self.servo:
+                self._servo_advance()
+            elif self.mode == RUNNING:
                 arm.step(self.command, n_steps=self.substeps)
             elif self.mode == ZERO:
                 arm.step(np.zeros(arm.dof), n_steps=self.substeps)

@@ -397,6 +397,27 @@ class MujocoArm:
         if self._bad_count() > before:
             raise PlantDiverged(f"simulation diverged at t = {self.time:.4f} s (MuJoCo reset the state)")
 
+    def servo_step(self, q_cmd: Any, qd_cmd: Any, tau_ff: Any, kp: float, kd: float,
+                   n_steps: int = 1, *, bias: bool = True) -> None:
+        """``n_steps`` steps under the drive's position/velocity servo (:mod:`robot_dynamics.sim.servo`), its effort
+        recomputed at every step from the joint state and the plant's inertia matrix, plus (``bias``) its bias efforts
+        h(q, q̇) or else the feed-forward ``tau_ff`` alone (MuJoCo's ``qfrc_bias`` of the step before, one step late;
+        its mass matrix at the call's first step)."""
+        from .servo import servo_torque
+
+        if self.elastic is not None:
+            raise ValueError("a servo drive needs rigid joints (the elastic plant takes motor torques)")
+        d, m = self.mj_data, self.mj_model
+        full = np.zeros((m.nv, m.nv))
+        rows = np.ix_(self._idx, self._idx)
+        mujoco.mj_fullM(m, d, full)  # once per call (a control period): the inertia changes slowly
+        inertia = full[rows]
+        for _ in range(int(n_steps)):
+            h = d.qfrc_bias[self._idx] if bias else 0.0
+            tau = servo_torque(d.qpos[self._idx], d.qvel[self._idx], q_cmd, qd_cmd, inertia, h, tau_ff, kp, kd,
+                               self.effort_limit)
+            self.step(tau, 1)
+
     def _applied_friction(self, v: np.ndarray) -> np.ndarray:
         """The friction effort (model order) applied as a force in motion: Fc sign(q̇) in ``sign`` mode plus the
         optional terms (001 eq. 7.26 + offset); in ``frictionloss`` mode what MuJoCo's ``frictionloss`` lacks."""

@@ -134,6 +134,7 @@ class ControlCore(Intake):
         self.trajectory_t0 = 0.0
         self.clock = TrajectoryClock()  # the trajectory's time, advanced at the speed scaling factor
         self.effort_scaling = EffortScaling()  # speed_scaling.dynamics_aware: the factor the efforts ahead allow
+        self.feed_forward_only = False  # command_interfaces position / velocity: no law, the model's effort only
         self._capped: SampledTrajectory | None = None  # the trajectory effort_scaling last started on
         self.paused: tuple[float, float] | None = None  # stale: (the trajectory's time, steady time of the last state)
         self.stale_goal_timeout = stale_goal_timeout
@@ -355,7 +356,10 @@ class ControlCore(Intake):
         t1 = clock()
         q_ref, qd_ref, qdd_ref = self.reference(ctx, now)
         t2 = clock()
-        tau = self.law(ctx, now, q_ref, qd_ref, qdd_ref, None if self.trajectory is not None else self.pose)
+        if self.feed_forward_only:  # position / velocity drives: the model's effort at the reference, a feed-forward
+            tau = np.asarray(ctx.controller.inverse_dynamics(q_ref, qd_ref, qdd_ref), dtype=float)
+        else:
+            tau = self.law(ctx, now, q_ref, qd_ref, qdd_ref, None if self.trajectory is not None else self.pose)
         if self.effort_scaling.enabled and tau is not None:  # holding too: a heavier payload's weight shows at rest
             self.effort_scaling.measure(tau, ctx.controller.inverse_dynamics(q_ref, qd_ref, qdd_ref), dt)
         if tau is None:  # the law failed: gravity hold (saturated), if finite
@@ -363,7 +367,7 @@ class ControlCore(Intake):
             if not np.isfinite(tau).all():
                 self.out.refuse("non_finite_output", "a non-finite effort was computed: not sent")
                 return None
-        if ctx.guard is not None:  # the arm stays inside its position and velocity limits, whatever the law
+        if ctx.guard is not None and not self.feed_forward_only:  # inside the position and velocity limits
             age = wall - self.state_wall  # (steady clock, as staleness): set, not stale here
             guarded = ctx.guard.apply(tau, self.q, self.qd, ctx.model.forward_dynamics, ctx.model.inverse_dynamics, age)
             if guarded is not tau:

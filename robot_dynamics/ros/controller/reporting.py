@@ -8,6 +8,7 @@ import array
 import json
 import sys
 import time
+from typing import Any
 
 import numpy as np
 from rclpy.time import Time
@@ -19,6 +20,7 @@ from robot_dynamics_interfaces.msg import ControllerState
 
 from ...symbolic.codegen import PROGRAM_MODULE_PREFIX
 from .. import cdr, lockstep
+from ..command_interfaces import hold_commands, joint_commands
 from ..diagnostics import Report
 from ..runtime import Refused
 from .context import (
@@ -113,10 +115,27 @@ class Reporting:
         j.header.stamp.sec, j.header.stamp.nanosec = m.header.stamp.sec, m.header.stamp.nanosec
         self.jtc_pub.publish(j)
 
+    def _publish_set_points(self, ctx: Context, q: np.ndarray, cycle: Any) -> None:
+        """A cycle's commands to position / velocity drives (:func:`~..command_interfaces.joint_commands`, command
+        order), the feed-forward effort clipped to the effort limits."""
+        cmds = joint_commands(self.interfaces, q, cycle.q_ref, cycle.qd_ref, cycle.tau, self.velocity_kp, ctx.velocity)
+        for kind, x in cmds.items():
+            if kind == "effort":
+                x = ctx.envelope.clip_effort(x, ctx.effort)
+            pub = self.cmd_pub if kind == "effort" else self.set_point_pubs[kind]
+            pub.publish(Float64MultiArray(data=x[ctx.to_cmd].tolist()))
+
     def _publish(self, tau: np.ndarray, *, hold: bool = False) -> Float64MultiArray | None:
         """Publish ``tau`` (model order) if finite, clipped to the effort limits, in a new message (the safety
-        path: stale hold, shutdown); returns the message."""
+        path: stale hold, shutdown); returns the message.  Position / velocity drives are told to hold the arm
+        where it is held (:func:`~..command_interfaces.hold_commands`) instead."""
         ctx = self.core.ctx
+        if self.servo_out:
+            q = self.core.hold if self.core.hold is not None else self.core.q
+            if q is not None:
+                for kind, x in hold_commands(self.interfaces, q).items():
+                    self.set_point_pubs[kind].publish(Float64MultiArray(data=x[ctx.to_cmd].tolist()))
+            return None
         try:
             tau = ctx.envelope.clip_effort(tau, ctx.effort)
         except Refused as exc:
