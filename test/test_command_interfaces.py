@@ -108,3 +108,18 @@ def test_the_servo_holds_the_arm_where_told_and_answers_as_a_second_order_loop(a
     np.testing.assert_allclose(left, expected, atol=0.03)  # friction and the step-late bias
     arm.servo_step(target, np.zeros(6), np.zeros(6), kp, kd, round(0.5 / arm.timestep))
     assert np.abs(arm.state(noisy=False)[1] - target).max() < 1e-3
+
+
+def test_the_servo_never_speeds_toward_a_far_set_point_beyond_the_velocity_limit():
+    """v = qd_c + (Kp / Kd) e within +-vmax: inside, the PD law exactly; beyond, the velocity loop on vmax."""
+    inertia, zero = np.eye(1), np.zeros(1)
+    kp, kd, vmax = 1e4, 200.0, np.array([3.0])
+    big = np.array([1e9])
+
+    def tau(e: float) -> float:
+        return float(servo_torque(zero, zero, np.array([e]), zero, inertia, 0.0, zero, kp, kd, big, vmax)[0])
+
+    e_edge = 3.0 * kd / kp  # (Kp / Kd) e = vmax
+    assert tau(0.5 * e_edge) == pytest.approx(kp * 0.5 * e_edge)  # the PD law
+    assert tau(np.nextafter(e_edge, 0.0)) == pytest.approx(kp * e_edge)
+    assert tau(10.0) == kd * 3.0 and tau(-10.0) == -kd * 3.0  # far: Kd vmax, whatever the distance

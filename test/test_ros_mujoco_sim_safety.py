@@ -511,3 +511,39 @@ def test_timeout_behaviors_zero_and_damp(probe, tmp_path, behavior):
         fast = [(s[3], s[4]) for s in after if np.abs(s[3]).min() > 0.05]
         assert fast and all(np.all(e * v <= 0.0) for v, e in fast)
     assert "parameters set" in _log(tmp_path)
+
+
+def test_position_set_points_are_checked_as_commands_are(probe, tmp_path):
+    """``command_interfaces: [position]``: set points of the wrong length or with a non-finite value are refused with
+    their cause and neither release the brake nor feed the watchdog; a valid one releases it and the servo takes the
+    arm there; one beyond a joint's limit is clipped to it (counted) and the arm stops at the limit; the effort topic
+    is not listened to."""
+    model = load_model("planar2r")
+    lim = model.limits
+    pos = probe.node.create_publisher(Float64MultiArray, "/position_controller/commands", 100)
+    with _sim(tmp_path, "planar2r", initial_positions=P2R_Q0, command_timeout=1.0,
+              command_interfaces=["position"]) as sim:
+        wait_for_service(probe.stats, 60)  # (not probe.ready: it waits for an effort subscriber)
+        probe.until(lambda: bool(probe.states) and bool(probe.drive) and "no robot model" not in probe.drive[-1], 30,
+                    "no state or drive state from the sim")
+        while pos.get_subscription_count() == 0:
+            rclpy.spin_once(probe.node, timeout_sec=0.05)
+        assert probe.pub.get_subscription_count() == 0  # effort commands are not taken in this mode
+        for data in ([], [0.1], [float("nan"), 0.0], [0.0, float("inf")]):
+            pos.publish(Float64MultiArray(data=data))
+        probe.until(lambda: sum(probe.statistics()["refused"].values()) >= 4, 30, "the bad set points refused")
+        refused = probe.statistics()["refused"]
+        assert refused.get("command_length", 0) == 2 and refused.get("command_nonfinite", 0) == 2, refused
+        probe.spin(0.2)
+        assert probe.drive[-1] == WAITING  # the brake still on
+        target = np.array([0.5, lim["upper"][1] + 0.5])  # joint 2 half a radian beyond its upper limit
+        send = _each(lambda: pos.publish(Float64MultiArray(data=target.tolist())), 100.0)
+        probe.until(lambda: probe.drive[-1] == "running", 30, "a valid set point did not release the brake", send)
+        probe.until(lambda: np.abs(probe.states[-1][2] - [0.5, lim["upper"][1]]).max() < 2e-3, 30,
+                    "the servo did not take the arm to the clipped set point", send)
+        assert probe.statistics()["commands"]["clipped"] > 0
+        # the servo's approach at the velocity limit, braked within its effort limit: a few centiradians past it
+        over = max(s[2][1] for s in probe.states) - lim["upper"][1]
+        print(f"\nthe clipped set point at joint2's upper limit: the arm overshot it by {over:.3g} rad")
+        assert over < 0.05
+        assert sim.poll() is None

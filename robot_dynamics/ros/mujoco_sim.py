@@ -203,14 +203,16 @@ class MujocoSim(ServoDrive, SimServices, Node):
         publish_clock = v["publish_clock"] and not self.stamp_system
         self.clock_pub = self.create_publisher(Clock, "/clock", 10) if publish_clock else None
         topic = f"{v['effort_controller']}/commands"
-        if self.lockstep:  # a command steps the arm at once: dispatched as it arrives
-            self.command_poll = None
+        self._setup_servo(v)  # position/velocity drives (command_interfaces)
+        self.command_poll = None
+        if "effort" not in self.interfaces:  # position / velocity drives only: no effort input at all
+            pass
+        elif self.lockstep:  # a command steps the arm at once: dispatched as it arrives
             self.create_subscription(Float64MultiArray, topic, self.on_command, 10)
         else:  # real time: the commands waiting are taken at each tick (the arm holds the latest between two ticks
             # anyway), not dispatched one by one by the executor: 0.15 of a core less beside a 500 Hz controller
             self.command_poll = PolledSubscription(self, Float64MultiArray, topic, QoSProfile(depth=10),
                                                    self.on_command, COMMAND_POLL_BACKSTOP)
-        self._setup_servo(v)  # position/velocity drives (command_interfaces)
         self.create_service(SetBool, "~/pause", self.on_pause)
         self.create_service(Trigger, "~/reset", self.on_reset)
         self.create_service(Trigger, "~/statistics", self.on_statistics)
@@ -226,7 +228,8 @@ class MujocoSim(ServoDrive, SimServices, Node):
                                                 lambda: self.model.name if self.model is not None else "")
         self.get_logger().info(
             f"{'lockstep' if self.lockstep else 'real time'}: control period {self.period * 1e3:.1f} ms, "
-            f"{self.substeps} x {self.timestep * 1e3:.2f} ms steps; commands on {self.resolve_topic_name(topic)}; "
+            f"{self.substeps} x {self.timestep * 1e3:.2f} ms steps; {' + '.join(self.interfaces)} commands ("
+            f"{self.resolve_topic_name(topic) if 'effort' in self.interfaces else 'set points'}); "
             f"watchdog {self._watchdog_text()}"
         )
 
@@ -406,7 +409,8 @@ class MujocoSim(ServoDrive, SimServices, Node):
     @guarded()
     def on_timer(self) -> None:
         """Real time: the commands that arrived, watchdog, one control period, publish."""
-        self.command_poll.drain()  # each through on_command (validated, counted), before the lock is taken here
+        if self.command_poll is not None:  # each through on_command (validated, counted), before the lock is taken
+            self.command_poll.drain()
         with self.lock:
             if self.arm is None or self.paused:
                 return

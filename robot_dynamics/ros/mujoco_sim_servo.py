@@ -76,7 +76,8 @@ class ServoDrive:
         ff = "effort" in self.interfaces
         tau_ff = self.command if ff and self.command.size else np.zeros(arm.dof)
         arm.servo_step(q if self.q_cmd is None else self.q_cmd, np.zeros(arm.dof) if self.qd_cmd is None
-                       else self.qd_cmd, tau_ff, self.kp, self.kd, self.substeps, bias=not ff)
+                       else self.qd_cmd, tau_ff, self.kp, self.kd, self.substeps, bias=not ff,
+                       velocity_limit=self.model.limits["velocity"])
 
 
 __all__ = ["ServoDrive"]

@@ -6,8 +6,8 @@ velocity-controlled arm's own drives do between two commands of its controller, 
 with A the plant's inertia matrix and h its gravity, Coriolis and centrifugal efforts (the drive knows its arm:
 MuJoCo's mass matrix and ``qfrc_bias``; h is 0 when the controller sends a feed-forward effort Gamma_ff, which carries
 them), Kp = w^2 and Kd = 2 zeta w (``servo_bandwidth`` w, ``servo_damping`` zeta): every joint a decoupled
-second-order loop of bandwidth w (001 eq. 9.11's structure, inside the drive).  Velocity alone: Kp = 0.  Pure
-NumPy."""
+second-order loop of bandwidth w (001 eq. 9.11's structure, inside the drive), its speed toward the set point within
+the joint's velocity limit.  Velocity alone: Kp = 0.  Pure NumPy."""
 
 from __future__ import annotations
 
@@ -22,9 +22,13 @@ def servo_gains(bandwidth: float, damping: float, *, position: bool) -> tuple[fl
 
 
 def servo_torque(q: np.ndarray, qd: np.ndarray, q_cmd: np.ndarray, qd_cmd: np.ndarray, inertia: np.ndarray,
-                 bias: np.ndarray | float, tau_ff: np.ndarray, kp: float, kd: float, limit: np.ndarray) -> np.ndarray:
-    """The drive's effort (above), within +-``limit``."""
-    tau = inertia @ (kp * (q_cmd - q) + kd * (qd_cmd - qd)) + bias + tau_ff
+                 bias: np.ndarray | float, tau_ff: np.ndarray, kp: float, kd: float, limit: np.ndarray,
+                 velocity_limit: np.ndarray | float = np.inf) -> np.ndarray:
+    """The drive's effort (above), within +-``limit``, written as a velocity loop Kd (v - qd) on
+    v = qd_c + (Kp / Kd)(q_c - q) kept within +-``velocity_limit`` (a drive never speeds toward a far set point
+    faster than the joint may move: the same law near the set point)."""
+    v = np.clip(qd_cmd + (kp / kd) * (q_cmd - q), -velocity_limit, velocity_limit)
+    tau = inertia @ (kd * (v - qd)) + bias + tau_ff
     return np.clip(tau, -limit, limit)
 
 

@@ -398,7 +398,7 @@ class MujocoArm:
             raise PlantDiverged(f"simulation diverged at t = {self.time:.4f} s (MuJoCo reset the state)")
 
     def servo_step(self, q_cmd: Any, qd_cmd: Any, tau_ff: Any, kp: float, kd: float,
-                   n_steps: int = 1, *, bias: bool = True) -> None:
+                   n_steps: int = 1, *, bias: bool = True, velocity_limit: Any = np.inf) -> None:
         """``n_steps`` steps under the drive's position/velocity servo (:mod:`robot_dynamics.sim.servo`), its effort
         recomputed at every step from the joint state and the plant's inertia matrix, plus (``bias``) its bias efforts
         h(q, q̇) or else the feed-forward ``tau_ff`` alone (MuJoCo's ``qfrc_bias`` of the step before, one step late;
@@ -415,7 +415,7 @@ class MujocoArm:
         for _ in range(int(n_steps)):
             h = d.qfrc_bias[self._idx] if bias else 0.0
             tau = servo_torque(d.qpos[self._idx], d.qvel[self._idx], q_cmd, qd_cmd, inertia, h, tau_ff, kp, kd,
-                               self.effort_limit)
+                               self.effort_limit, velocity_limit)
             self.step(tau, 1)
 
     def _applied_friction(self, v: np.ndarray) -> np.ndarray:
