@@ -309,3 +309,18 @@ def test_a_paused_goal_resumes_only_in_time_and_near_its_path(ctx, outage, offse
         assert core.mode == cc.TRACKING and run.status is None
     else:
         assert run.status == ABORTED and core.trajectory is None and core.mode == cc.HOLDING
+
+
+def test_a_factor_set_at_once_goes_on_from_where_tau_was():
+    """``set_factor`` (dynamics-aware scaling at rest on the path): tau continuous, then advancing at the new factor
+    (the anchors moved: a mid-path change does not rewrite the time already played)."""
+    c = TrajectoryClock()
+    c.start(10.0, 10.0)
+    for k in range(1, 501):
+        c.advance(10.0 + 0.002 * k)
+    assert c.tau == pytest.approx(1.0, abs=1e-12)
+    c.set_factor(0.5)
+    assert c.tau == pytest.approx(1.0, abs=1e-12) and c.factor == 0.5 and c.rate == 0.0
+    c.cap = 0.5  # (the cap keeps the target there)
+    c.advance(11.002)
+    assert c.tau == pytest.approx(1.001, abs=1e-12)  # half a period of trajectory time, not 0.5 x the whole second

@@ -394,7 +394,7 @@ class ControlCore(Intake):
                 cap = es.update(traj, self.clock.tau, self.clock.factor, *args)
             self.clock.cap = cap
             if self.clock.factor > cap and not np.any(traj.at(self.clock.tau)[1]):
-                self.clock.factor = cap  # at rest on the path (a start): no ramp needed, the velocity is 0 anyway
+                self.clock.set_factor(cap)  # at rest on the path (a start): no ramp needed, the velocity is 0
         if (self.clock.cap < 1.0) != (before < 1.0):
             self.out.log("warning" if self.clock.cap < 1.0 else "info",
                          f"dynamics-aware speed scaling: factor at most {self.clock.cap:.3f} ({es.limiting} near its "

@@ -69,6 +69,12 @@ class TrajectoryClock:
         self._anchor_now = self._last_now = now
         self.rate, self._rebase = 0.0, False
 
+    def set_factor(self, factor: float) -> None:
+        """The factor in use changed at once, without a ramp (where the reference is at rest: its velocity, q' f, is 0
+        whatever f); tau goes on from where the last :meth:`advance` left it."""
+        self.factor, self.rate = float(factor), 0.0
+        self._anchor_now, self._anchor_tau = self._last_now, self.tau
+
     def restart(self) -> None:
         """A trajectory that goes on from where the running one is (its time 0 at the last :meth:`advance`'s
         control time): the next advance moves tau from 0 exactly as it would have moved the running one's."""
