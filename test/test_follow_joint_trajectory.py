@@ -20,8 +20,8 @@ from action_msgs.msg import GoalStatus
 from builtin_interfaces.msg import Duration
 from control_msgs.action import FollowJointTrajectory
 from control_msgs.msg import JointTolerance, JointTrajectoryControllerState
+from rcl_interfaces.msg import Log, ParameterType, ParameterValue
 from rcl_interfaces.msg import Parameter as ParameterMsg
-from rcl_interfaces.msg import ParameterType, ParameterValue
 from rcl_interfaces.srv import SetParameters
 from rclpy.action import ActionClient
 from ros_harness import call_service, wait_for_service
@@ -434,8 +434,14 @@ def test_payload_the_model_lacks_aborts_and_holds(ros, tmp_path):
 
             before = sag()
             omega = 25.0  # config/robot_dynamics.yaml
+            logs: list[str] = []
+            node.create_subscription(Log, "/rosout", lambda m: logs.append(m.msg) if m.name.startswith("payload.")
+                                     else None, 1000)
             assert arm.set_parameter(f"gains.{NAMES[j]}.p", 4 * omega**2) == (True, "")
             assert arm.set_parameter(f"gains.{NAMES[j]}.d", 4 * omega) == (True, "")
+            # the new gains in use (the next cycle adopts the rebuilt law: on a busy host it may be seconds later)
+            spin_until(node, lambda: any(m.startswith("parameters in use: ") and f"gains.{NAMES[j]}.d" in m
+                                         for m in logs), 60, "the new gains in use")
             after = sag()
             print(f"payload sag on {NAMES[j]}: {before:.3e} rad with Kp = {omega**2:g}, {after:.3e} with {4 * omega**2:g}")
             assert before > 1e-3 and after < before / 2.5, (before, after)
