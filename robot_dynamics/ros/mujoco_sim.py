@@ -205,11 +205,10 @@ class MujocoSim(ServoDrive, SimServices, Node):
         topic = f"{v['effort_controller']}/commands"
         self._setup_servo(v)  # position/velocity drives (command_interfaces)
         self.command_poll = None
-        if "effort" not in self.interfaces:  # position / velocity drives only: no effort input at all
-            pass
-        elif self.lockstep:  # a command steps the arm at once: dispatched as it arrives
+        takes_effort = "effort" in self.interfaces  # position / velocity drives only: no effort input at all
+        if takes_effort and self.lockstep:  # a command steps the arm at once: dispatched as it arrives
             self.create_subscription(Float64MultiArray, topic, self.on_command, 10)
-        else:  # real time: the commands waiting are taken at each tick (the arm holds the latest between two ticks
+        elif takes_effort:  # real time: the commands waiting are taken at each tick (the arm holds the latest between two ticks
             # anyway), not dispatched one by one by the executor: 0.15 of a core less beside a 500 Hz controller
             self.command_poll = PolledSubscription(self, Float64MultiArray, topic, QoSProfile(depth=10),
                                                    self.on_command, COMMAND_POLL_BACKSTOP)

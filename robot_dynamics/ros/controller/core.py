@@ -361,7 +361,8 @@ class ControlCore(Intake):
         else:
             tau = self.law(ctx, now, q_ref, qd_ref, qdd_ref, None if self.trajectory is not None else self.pose)
         if self.effort_scaling.enabled and tau is not None:  # holding too: a heavier payload's weight shows at rest
-            self.effort_scaling.measure(tau, ctx.controller.inverse_dynamics(q_ref, qd_ref, qdd_ref), dt)
+            model_tau = tau if self.feed_forward_only else ctx.controller.inverse_dynamics(q_ref, qd_ref, qdd_ref)
+            self.effort_scaling.measure(tau, model_tau, dt)  # (feed-forward only: the same call, not twice)
         if tau is None:  # the law failed: gravity hold (saturated), if finite
             tau = self.holding_torque()
             if not np.isfinite(tau).all():
