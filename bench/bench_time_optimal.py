@@ -110,12 +110,17 @@ def main() -> None:
         print(f"| {kind} | {d:.4f} | {dref:.4f} | {ratio:.4f} | {e:.9f} / {v:.9f} | {re:.4f} / {rv:.4f} | "
               f"{t_ours * 1e3:.1f} | {t_ref * 1e3:.1f} |")
     r = np.array(rows)
-    r[:, 5] /= r[:, 6]  # compute time ratio
+    kinds = np.array(["line" if k % 2 == 0 else "spline" for k in range(len(rows))])
+    cost = r[:, 5] / r[:, 6]  # compute time ratio per path
     print(f"\nduration ratio: median {np.median(r[:, 0]):.4f}, max {r[:, 0].max():.4f}; our peak effort "
           f"{r[:, 1].max():.9f}, velocity {r[:, 2].max():.9f}; TOPP-RA peak effort median {np.median(r[:, 3]):.4f}, "
-          f"max {r[:, 3].max():.4f}; compute time ours / TOPP-RA: median {np.median(r[:, 5]):.2f}, "
-          f"max {r[:, 5].max():.2f}")
-
+          f"max {r[:, 3].max():.4f}; compute time ours / TOPP-RA: median {np.median(cost):.2f}, "
+          f"max {cost.max():.2f}, all paths together {r[:, 5].sum() / r[:, 6].sum():.2f}")
+    for kind in ("line", "spline"):
+        pick = kinds == kind
+        print(f"  {kind}s: compute time ours / TOPP-RA median {np.median(cost[pick]):.2f}, max {cost[pick].max():.2f},"
+              f" together {r[pick, 5].sum() / r[pick, 6].sum():.2f} ({r[pick, 5].sum() * 1e3:.0f} / "
+              f"{r[pick, 6].sum() * 1e3:.0f} ms)")
 
 if __name__ == "__main__":
     main()

@@ -18,7 +18,7 @@ from scipy.optimize import brentq
 
 from robot_dynamics.model.robots import load_model
 from robot_dynamics.trajectory import point_to_point, retime_to_limits
-from robot_dynamics.trajectory.optimal_timing import InfeasiblePath, PathTimeLaw, time_optimal
+from robot_dynamics.trajectory.optimal_timing import MARGIN, InfeasiblePath, PathTimeLaw, time_optimal
 from robot_dynamics.trajectory.paths import as_path, line_path, spline_path
 
 RX90 = load_model("rx90")
@@ -42,26 +42,36 @@ def fine_peaks(model, res, lim=EFFORT, vel=VEL, per_segment=100):
 
 
 # ------------------------------------------------------------------ closed forms (a double integrator)
-def test_bang_bang_of_a_double_integrator_is_exact():
+@pytest.mark.parametrize("margin", [0.0, MARGIN, 0.01])
+def test_bang_bang_of_a_double_integrator_is_exact(margin):
     inertia, limit, dist = 2.0, 5.0, 1.5
     res = time_optimal(line_path([0.0], [dist]), lambda q, qd, qdd: inertia * qdd, [limit], [np.inf],
-                       gridpoints=101)  # the switch (s = 1/2) on the grid
+                       gridpoints=101, margin=margin)  # the switch (s = 1/2) on the grid
+    limit *= 1.0 - margin  # the margin under the limit at the linear programs' points
     assert res.duration == pytest.approx(2.0 * np.sqrt(dist * inertia / limit), rel=1e-9)
     assert res.binding == "effort"
-    assert res.effort_ratio == pytest.approx(1.0, abs=1e-9)
+    assert res.effort_ratio == pytest.approx(1.0 - margin, abs=1e-9)
     q, qd, qdd = res.trajectory.evaluate(np.array([0.0, res.duration / 4, 3 * res.duration / 4, res.duration]))
     np.testing.assert_allclose(q[[0, -1], 0], [0.0, dist], atol=1e-12)
     np.testing.assert_allclose(qd[[0, -1], 0], [0.0, 0.0], atol=1e-9)
     np.testing.assert_allclose(qdd[1:3, 0], [limit / inertia, -limit / inertia], rtol=1e-9)
 
 
+@pytest.mark.parametrize("margin", [-1e-9, 0.5, np.nan])
+def test_margin_outside_its_range_is_refused(margin):
+    with pytest.raises(ValueError, match="margin"):
+        time_optimal(line_path([0.0], [1.0]), lambda q, qd, qdd: qdd, [1.0], [1.0], margin=margin)
+
+
 def test_trapezoid_under_a_velocity_limit_is_never_faster_than_the_optimum():
     inertia, limit, v, dist = 1.0, 4.0, 1.0, 2.0
     best = dist / v + v * inertia / limit  # cruise at v, accelerate and brake at limit / inertia
-    res = time_optimal(line_path([0.0], [dist]), lambda q, qd, qdd: inertia * qdd, [limit], [v], gridpoints=200)
-    assert best <= res.duration <= best * 1.01
-    assert res.velocity_ratio <= 1.0 + 1e-9
-    assert res.velocity_ratio == pytest.approx(1.0, abs=1e-9)  # the cruise reaches the limit
+    for margin in (0.0, MARGIN):
+        res = time_optimal(line_path([0.0], [dist]), lambda q, qd, qdd: inertia * qdd, [limit], [v],
+                           gridpoints=200, margin=margin)
+        assert best <= res.duration <= best * 1.01
+        assert res.velocity_ratio <= 1.0 + 1e-9
+        assert res.velocity_ratio == pytest.approx(1.0 - margin, abs=1e-9)  # the cruise reaches the limit
 
 
 def test_time_law_derivatives_are_those_of_its_positions():
@@ -112,8 +122,13 @@ def test_rx90_path_against_toppra(kind):
     assert res.duration >= bound * (1 - 1e-4)  # no admissible time law is faster than a finer grid's optimum
     effort, velocity = fine_peaks(RIGID_FV, res)
     assert effort <= BOUND and velocity <= BOUND
-    assert max(effort, velocity) >= 1.0 - 1e-6  # time-optimal: a limit binds
+    assert max(effort, velocity) >= 1.0 - 2 * MARGIN  # time-optimal: a limit binds (under the margin)
     assert res.peak_ratio <= 1.0 + 1e-9
+    exact = time_optimal(spline_path(w), RIGID_FV, EFFORT, VEL, margin=0.0)
+    assert max(fine_peaks(RIGID_FV, exact)) >= 1.0 - 1e-6  # without a margin the limit binds exactly
+    assert max(fine_peaks(RIGID_FV, exact)) <= BOUND
+    # the margin's cost: the effort left for motion (the limit minus gravity) shrinks by more than MARGIN L / L
+    assert exact.duration <= res.duration <= exact.duration * (1.0 + 5 * MARGIN)
     q, qd, _ = res.trajectory.evaluate(np.array([0.0, res.duration]))
     np.testing.assert_allclose(q, w[[0, -1]], atol=1e-12)
     np.testing.assert_allclose(qd, 0.0, atol=1e-9)

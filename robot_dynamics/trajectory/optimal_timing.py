@@ -19,22 +19,25 @@ discretized problem.
 
 **On the whole curve.** TOPP-RA checks the limits at the grid points with the segment's u (collocation); between
 them, where u_i still acts and x, q, q', q'' move on, the efforts overshoot (median 5.7 %, up to 44 % on 50 random
-RX-90 paths at 0.35 of its effort limits, ``bench/bench_time_optimal.py``).  Here each segment's constraints hold at *check points* s_i + theta (s_{i+1} - s_i): the two ends
-(theta 0 and 1, with the segment's own u) and the middle; there x = x_i + 2 theta (s_{i+1} - s_i) u_i is linear in
-(u_i, x_i), so every check point adds exact linear constraints.  The viscous term f sqrt(x) is bounded linearly on
-the safe side (the tangent at the previous solution where it loads the joint, the chord up to the velocity limit,
-or nothing, where it helps).  Where the model's sign(q'_j) jumps inside a segment (a joint reverses), both one-sided
-readings are check points; at a stop both the motion's Coulomb friction and the model's sign(0) = 0 count.  The
-velocity limits, which need no dynamics, bind at :data:`VEL_POINTS` points per segment.  The result is then
-evaluated on ``check`` points per segment (efforts with the model itself, velocities, accelerations); a segment
-over a limit by more than ``tolerance`` has its limits lowered by twice its excess and the problem is solved again
-(typically once; a neighbour's solution moves a little).  Each solution is safe at every check point; the rounds
-only lower limits.
+RX-90 paths at 0.35 of its effort limits, ``bench/bench_time_optimal.py``).  Here each segment's effort and
+acceleration constraints hold at *check points* s_i + theta (s_{i+1} - s_i), theta in :data:`CHECK_THETA` (the
+two ends with the segment's own u, and between); there x = x_i + 2 theta (s_{i+1} - s_i) u_i is linear in
+(u_i, x_i), so every check point adds exact linear constraints, with a relative :data:`MARGIN` under the limits.
+The viscous term f sqrt(x) is bounded linearly on the safe side (the tangent at the previous solution where it loads
+the joint, the chord up to the velocity limit, or nothing, where it helps).  Where a joint reverses inside a
+segment (the path's closed form: :attr:`~.paths.GeometricPath.velocity_zeros`) its Coulomb friction jumps: a check
+point there carries both one-sided readings; at a stop both the motion's Coulomb friction and the model's
+sign(0) = 0 count.  The velocity limits, which need no dynamics, bind as rows at :data:`VEL_POINTS` of the samples
+per segment, lowered so that x, linear between them, stays under the bound at every sample between.  The result is
+then evaluated on ``check`` samples per segment (efforts with the model itself, velocities, accelerations); a
+segment over a limit by more than ``tolerance`` has its limits lowered by twice its excess and the problem is
+solved again (seldom, thanks to the margin).  Each solution is safe at every check point; the rounds only lower
+limits.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -49,6 +52,9 @@ DEFAULT_GRIDPOINTS = 200
 take most of the time; the path's knots added): the discretization's cost in duration falls as 1/N (a segment's u
 holds at both its ends); at 200 the durations are within 0.1 % (median), 0.8 % (max) of TOPP-RA's on 50 RX-90
 paths, whose results overshoot the limits (``bench/bench_time_optimal.py``)."""
+CHECK_THETA = (0.0, 0.25, 0.5, 0.75, 1.0)
+"""Where in each segment the effort and acceleration limits are rows of the linear programs (both ends first and
+last)."""
 VEL_POINTS = 17
 """Points per segment (both ends included) where the velocity limits bind as rows of their own (cheap: no
 dynamics)."""
@@ -57,6 +63,11 @@ MAX_KNOTS_FACTOR = 2
 """A path with more knots than this many times the grid count (a long sampled trajectory) gets the grid alone: the
 check between the grid points still holds the limits where q'' jumps at a knot, and the cost stays that of the
 grid."""
+MARGIN = 1e-4
+"""Relative margin under every limit at the linear programs' points: between them the curve then seldom exceeds a
+limit (excess up to 7e-5 on 50 RX-90 paths at :data:`CHECK_THETA`; the velocity rows hold on every sample, and
+within 1e-6 between samples), so that one problem is usually solved instead of two, for a duration longer by about
+as much."""
 KEEP_STATES = 1 << 16
 """Path samples of the check kept across rounds (at most ~9 MB for 6 joints)."""
 
@@ -64,7 +75,8 @@ KEEP_STATES = 1 << 16
 @dataclass(frozen=True)
 class Coefficients:
     """Effort coefficients (Gamma = a u + b x + f sqrt(x) + c), path derivatives and the velocity bound on x
-    (min_j velocity_j^2 / q'_j^2) at points of the path; arrays (P, n), X (P,)."""
+    (min_j velocity_j^2 / q'_j^2) at points of the path; arrays (P, n), X (P,).  ``c_other``: a second reading of c
+    that must hold as well (where the Coulomb friction has two: at a stop, at a joint's reversal; else c)."""
 
     dq: np.ndarray
     ddq: np.ndarray
@@ -74,12 +86,12 @@ class Coefficients:
     c: np.ndarray
     X: np.ndarray
     g: np.ndarray
+    c_other: np.ndarray
 
     def at_rest(self, where: np.ndarray) -> Coefficients:
-        """The same with the Coulomb friction left out of c where ``where`` (P,): the model's reading at the
+        """The same with the reading without Coulomb friction as c_other where ``where`` (P,): the model's at the
         instant of a stop (sign(0) = 0), which counts as well as the motion's (001 eq. 7.61)."""
-        return Coefficients(self.dq, self.ddq, self.a, self.b, self.f, np.where(where[:, None], self.g, self.c),
-                            self.X, self.g)
+        return replace(self, c_other=np.where(where[:, None], self.g, self.c_other))
 
 
 def coefficients(path: GeometricPath, fn: Any, s: np.ndarray, velocity: np.ndarray) -> Coefficients:
@@ -93,7 +105,8 @@ def coefficients(path: GeometricPath, fn: Any, s: np.ndarray, velocity: np.ndarr
         a = np.asarray(fn(q, zero, dq), dtype=float) - g
         with np.errstate(divide="ignore"):
             X = np.min(np.where(dq != 0.0, velocity**2 / dq**2, np.inf), axis=1)
-        parts.append((dq, ddq, a, c2, c1, c0, X, g))
+        c1 = np.where(np.abs(c1) <= 1e-12 * (np.abs(c0) + np.abs(c1) + np.abs(c2)), 0.0, c1)  # rounding: no viscous
+        parts.append((dq, ddq, a, c2, c1, c0, X, g, c0))
     return Coefficients(*(np.concatenate(p) for p in zip(*parts, strict=True)))
 
 
@@ -106,59 +119,83 @@ class Limits:
     acceleration: np.ndarray
 
 
-def _rows(co: Coefficients, w: np.ndarray, active: np.ndarray, lim: Limits, scale: np.ndarray,
-          xbar: np.ndarray | None, vel: tuple[np.ndarray, np.ndarray] | None = None
-          ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Linear constraints Au u + Ax x_i <= C of the check points: arrays (N, K, R) from coefficients (N, K, n),
-    w = 2 theta (s_{i+1} - s_i) (N, K) (x at the point = x_i + w u), which points count (N, K), the segments'
-    limit scales (N,) and the tangent points of the viscous bound (N, K) (None: the viscous term left out, a first
-    estimate); ``vel``: (w, X) (N, V) of more points where only the velocity limits count."""
-    s = scale[:, None, None]
-    W = w[..., None]
-    L = lim.effort * s
-    Au_e = co.a + W * co.b
-    Ax_e = co.b
-    Au, Ax, C = [], [], []
-    for sign in (1.0, -1.0):  # sign * Gamma <= L
-        phi = sign * co.f  # coefficient of sqrt(x) in the row
-        au, ax, rhs = sign * Au_e, sign * Ax_e, L - sign * co.c
-        if xbar is not None:
-            xb = np.maximum(xbar, 1e-12 * max(float(np.max(xbar, initial=0.0)), 1e-300))[..., None]
+def _rowmax(a: np.ndarray) -> np.ndarray:
+    """max over the columns of (P, n) a: column by column (NumPy's reduction along a short last axis is ~7x
+    slower)."""
+    out = a[:, 0].copy()
+    for j in range(1, a.shape[1]):
+        np.maximum(out, a[:, j], out=out)
+    return out
+
+
+class _Rows:
+    """Linear constraints Au u + Ax x_i <= C of the check points (arrays (N, R)) from coefficients (N, K, n),
+    w = 2 theta (s_{i+1} - s_i) (N, K) (x at the point = x_i + w u), which points count (N, K) and ``vel``: (w, X)
+    (N, V) of more points where only the velocity limits count.  Built once; a call gives the rows for the
+    segments' limit scales (N,) and the tangent points of the viscous bound (N, K) (None: the viscous term left
+    out, a first estimate): the limits scale C only (effort and acceleration linearly, sd^2 quadratically)."""
+
+    def __init__(self, co: Coefficients, w: np.ndarray, active: np.ndarray, lim: Limits,
+                 vel: tuple[np.ndarray, np.ndarray] | None, margin: float) -> None:
+        N, K, n = co.a.shape
+        effort, acc = bool(np.any(np.isfinite(lim.effort))), bool(np.any(np.isfinite(lim.acceleration)))
+        width = 2 * n * (effort + acc)  # per point: effort +, effort - (if any limit), acceleration +, - (idem)
+        V = 0 if vel is None else vel[0].shape[1]
+        self.full = [np.zeros((N, K * width + V)) for _ in range(5)]  # Au, Ax, C0, C1, C2: C = C0 + s C1 + s^2 C2
+        Au, Ax, C0, C1, C2 = (v[:, :K * width].reshape(N, K, width) for v in self.full)  # views
+        W = w[..., None]
+        blocks = []
+        if effort:
+            blocks.append((co.a + W * co.b, co.b, -np.maximum(co.c, co.c_other), np.minimum(co.c, co.c_other),
+                           lim.effort))  # both readings of the Coulomb friction hold
+        if acc:
+            blocks.append((co.dq + W * co.ddq, co.ddq, 0.0, 0.0, lim.acceleration))
+        for k, (au, ax, c_plus, c_minus, limit) in enumerate(blocks):
+            plus, minus = slice(2 * k * n, (2 * k + 1) * n), slice((2 * k + 1) * n, (2 * k + 2) * n)
+            Au[..., plus], Ax[..., plus], C0[..., plus] = au, ax, c_plus
+            Au[..., minus], Ax[..., minus], C0[..., minus] = -Au[..., plus], -Ax[..., plus], c_minus
+            C1[..., plus] = C1[..., minus] = limit * (1.0 - margin)
+        free = ~np.isfinite(C1) | ~active[..., None]  # an infinite limit or a point that does not count: no row
+        for v, fill in zip((Au, Ax, C0, C1), (0.0, 0.0, np.inf, 0.0), strict=True):
+            v[free] = fill
+        if vel is not None:
+            vw, vX = vel
+            on = np.isfinite(vX)
+            tail = slice(K * width, None)
+            self.full[0][:, tail], self.full[1][:, tail] = np.where(on, vw, 0.0), on
+            self.full[2][:, tail] = np.where(on, 0.0, np.inf)
+            self.full[4][:, tail] = np.where(on, vX * (1.0 - margin) ** 2, 0.0)  # sd^2: the margin squared
+        self.live_e = ~free[..., :2 * n] if effort else None
+        self.co, self.W, self.n, self.width = co, W, n, width
+
+    def __call__(self, scale: np.ndarray, xbar: np.ndarray | None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Rows (Au, Ax, C) (N, R) for the limit scales (N,) and the viscous term's tangent points (N, K) or
+        None."""
+        Au, Ax, C0, C1, C2 = self.full
+        s = scale[:, None]
+        C = C0 + s * C1 + (s * s) * C2
+        if xbar is None:
+            return Au, Ax, C
+        if self.live_e is None:  # no effort limit: no viscous term to bound
+            return Au, Ax, C
+        Au, Ax = Au.copy(), Ax.copy()
+        N, K, n = self.co.f.shape
+        views = [v[:, :K * self.width].reshape(N, K, self.width) for v in (Au, Ax, C)]
+        Xp = self.co.X[..., None]
+        xb = np.maximum(xbar, 1e-12 * max(float(np.max(xbar, initial=0.0)), 1e-300))[..., None]
+        sq = np.sqrt(xb)
+        for half, sign in ((slice(0, n), 1.0), (slice(n, 2 * n), -1.0)):
+            phi = sign * self.co.f  # coefficient of sqrt(x) in the row sign * Gamma <= L
             tangent = phi > 0.0  # phi sqrt(x) <= phi (sqrt(xb)/2 + x / (2 sqrt(xb)))
-            sq = np.sqrt(xb)
-            k_t = np.where(tangent, phi / (2.0 * sq), 0.0)
-            rhs = rhs - np.where(tangent, phi * sq / 2.0, 0.0)
-            Xp = co.X[..., None]
             chord = (phi < 0.0) & np.isfinite(Xp) & (Xp > 0.0)  # sqrt(x) >= x / sqrt(X) on [0, X]
             with np.errstate(divide="ignore", invalid="ignore"):
-                k_c = np.where(chord, phi / np.sqrt(np.where(chord, Xp, 1.0)), 0.0)
-            k = k_t + k_c
-            au, ax = au + k * W, ax + k
-        Au.append(au)
-        Ax.append(ax)
-        C.append(np.broadcast_to(rhs, au.shape))
-    A = lim.acceleration * s
-    for sign in (1.0, -1.0):  # sign * (q' u + q'' x) <= A
-        Au.append(sign * (co.dq + W * co.ddq))
-        Ax.append(sign * co.ddq)
-        C.append(np.broadcast_to(A, co.dq.shape))
-    Xs = co.X * scale[:, None] ** 2  # x at the point <= min_j (scale velocity_j / q'_j)^2
-    Au.append(w[..., None])
-    Ax.append(np.ones_like(w)[..., None])
-    C.append(Xs[..., None])
-
-    Au, Ax, C = (np.concatenate(v, axis=2) for v in (Au, Ax, C))
-    free = ~np.isfinite(C) | ~active[..., None]  # an infinite limit or a point that does not count: no row
-    Au, Ax, C = np.where(free, 0.0, Au), np.where(free, 0.0, Ax), np.where(free, np.inf, C)
-    N = w.shape[0]
-    Au, Ax, C = Au.reshape(N, -1), Ax.reshape(N, -1), C.reshape(N, -1)
-    if vel is not None:
-        vw, vX = vel
-        vC = np.where(np.isfinite(vX), vX * scale[:, None] ** 2, np.inf)
-        Au = np.concatenate([Au, np.where(np.isfinite(vC), vw, 0.0)], axis=1)
-        Ax = np.concatenate([Ax, np.where(np.isfinite(vC), 1.0, 0.0)], axis=1)
-        C = np.concatenate([C, vC], axis=1)
-    return Au, Ax, C
+                k = (np.where(tangent, phi / (2.0 * sq), 0.0)
+                     + np.where(chord, phi / np.sqrt(np.where(chord, Xp, 1.0)), 0.0))
+            live = self.live_e[..., half]
+            views[0][..., half] += np.where(live, k * self.W, 0.0)
+            views[1][..., half] += np.where(live, k, 0.0)
+            views[2][..., half] -= np.where(live & tangent, phi * sq / 2.0, 0.0)
+        return Au, Ax, C
 
 
 class PathTimeLaw(Trajectory):
@@ -253,16 +290,16 @@ def _grid(path: GeometricPath, gridpoints: Any) -> np.ndarray:
 
 
 class _Samples:
-    """q, q', q'' at the fractions ``theta`` (M,) of every segment of the grid ``s``, by chunks of segments; kept
-    for the next rounds when there are at most :data:`KEEP_STATES` of them."""
+    """q, q', q'' and max_j |q'_j| / velocity_j at the fractions ``theta`` (M,) of every segment of the grid ``s``,
+    by chunks of segments; kept for the next rounds when there are at most :data:`KEEP_STATES` of them."""
 
-    def __init__(self, path: GeometricPath, s: np.ndarray, theta: np.ndarray) -> None:
-        self.path, self.s, self.theta = path, s, theta
+    def __init__(self, path: GeometricPath, s: np.ndarray, theta: np.ndarray, velocity: np.ndarray) -> None:
+        self.path, self.s, self.theta, self.velocity = path, s, theta, velocity
         self.per = max(1, CHUNK_STATES // theta.size)
-        self._kept: dict[int, Triple] | None = {} if (s.size - 1) * theta.size <= KEEP_STATES else None
+        self._kept: dict[int, tuple[np.ndarray, ...]] | None = {} if (s.size - 1) * theta.size <= KEEP_STATES else None
 
     def chunks(self) -> Any:
-        """(segments (k,), q, q', q'' (k M, n)) per chunk."""
+        """(segments (k,), q, q', q'' (k M, n), max_j |q'_j| / velocity_j (k M,)) per chunk."""
         N = self.s.size - 1
         for lo in range(0, N, self.per):
             i = np.arange(lo, min(N, lo + self.per))
@@ -270,10 +307,45 @@ class _Samples:
                 yield (i, *self._kept[lo])
                 continue
             ds = (self.s[i + 1] - self.s[i])[:, None]
-            vals = self.path.evaluate((self.s[i][:, None] + self.theta * ds).ravel())
+            q, dq, ddq = self.path.evaluate((self.s[i][:, None] + self.theta * ds).ravel())
+            vals = (q, dq, ddq, _rowmax(np.abs(dq) * (1.0 / self.velocity)))
             if self._kept is not None:
                 self._kept[lo] = vals
             yield (i, *vals)
+
+    def velocity_rows(self, points: int) -> tuple[np.ndarray, np.ndarray]:
+        """(theta (V,), sd^2 bounds (N, V)) at ``points`` of the samples per segment (both ends included), lowered
+        so that x linear between them stays under X = 1 / max_j (q'_j / velocity_j)^2 at every sample between: per
+        interval, both ends lowered by the greatest excess of the chord over X, or both set to the least X inside,
+        whichever keeps more."""
+        M = self.theta.size
+        idx = np.unique(np.round(np.linspace(0, M - 1, min(points, M))).astype(int))
+        N = self.s.size - 1
+        out = np.empty((N, idx.size))
+        ia = np.searchsorted(idx, np.arange(M), side="right") - 1  # the interval of each sample
+        ia = np.minimum(ia, idx.size - 2)
+        ta, tb = self.theta[idx[ia]], self.theta[idx[ia + 1]]
+        wt = (self.theta - ta) / (tb - ta)
+        for i, *_, dqv in self.chunks():
+            with np.errstate(divide="ignore"):
+                X = 1.0 / dqv.reshape(i.size, M) ** 2
+            Xa, Xb = X[:, idx[ia]], X[:, idx[ia + 1]]
+            with np.errstate(invalid="ignore"):
+                excess = Xa + wt * (Xb - Xa) - X
+            excess = np.where(np.isfinite(excess), np.maximum(excess, 0.0), 0.0)
+            delta = np.maximum.reduceat(excess, idx[:-1], axis=1)  # (k, V - 1) per interval
+            least = np.minimum.reduceat(X, idx[:-1], axis=1)
+            least = np.minimum(least, X[:, idx[1:]])
+            ends = X[:, idx]
+            lower = (ends[:, :-1] - delta, ends[:, 1:] - delta)
+            keep = (lower[0] + lower[1] >= 2.0 * least) & (np.minimum(*lower) >= 0.0)  # which keeps more
+            ra = np.where(keep, lower[0], least)
+            rb = np.where(keep, lower[1], least)
+            bound = ends.copy()
+            bound[:, :-1] = np.minimum(bound[:, :-1], ra)
+            bound[:, 1:] = np.minimum(bound[:, 1:], rb)
+            out[i] = np.maximum(bound, 0.0)
+        return self.theta[idx], out
 
 
 def _check(law: PathTimeLaw, fn: Any, lim: Limits, samples: _Samples) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -281,29 +353,41 @@ def _check(law: PathTimeLaw, fn: Any, lim: Limits, samples: _Samples) -> tuple[n
     Where sd = 0 (a stop) both readings of the Coulomb friction count: the motion's and the model's sign(0) = 0."""
     s, x, u, theta = law.s, law.x, law.u, samples.theta
     N, M = u.size, theta.size
-    out = [np.empty((N, M)) for _ in range(3)]
-    for i, q, dq, ddq in samples.chunks():
+    out = [np.zeros((N, M)) for _ in range(3)]
+    inv_e, inv_a = 1.0 / lim.effort, 1.0 / lim.acceleration
+    with_acc = bool(np.any(np.isfinite(lim.acceleration)))
+    for i, q, dq, ddq, dqv in samples.chunks():
         ds = (s[i + 1] - s[i])[:, None]
         xx = np.maximum(x[i][:, None] + 2.0 * theta * ds * u[i][:, None], 0.0).ravel()
-        uu = np.repeat(u[i], M)
+        uu = np.repeat(u[i], M)[:, None]
         sd = np.sqrt(xx)
         qd = dq * np.maximum(sd, 1e-300)[:, None]  # at rest: the direction of the motion (Coulomb friction)
-        qdd = dq * uu[:, None] + ddq * xx[:, None]
-        tau = np.abs(np.asarray(fn(q, qd, qdd), dtype=float))
+        qdd = dq * uu
+        qdd += ddq * xx[:, None]
+        tau = np.asarray(fn(q, qd, qdd), dtype=float)
         if np.any(rest := sd == 0.0):
-            tau[rest] = np.maximum(tau[rest], np.abs(fn(q[rest], np.zeros_like(qd[rest]), qdd[rest])))
-        for k, (val, L) in enumerate(((tau, lim.effort), (qd, lim.velocity), (qdd, lim.acceleration))):
-            out[k][i] = np.max(np.abs(val) / L, axis=1).reshape(i.size, M)
+            tau[rest] = np.maximum(np.abs(tau[rest]), np.abs(fn(q[rest], np.zeros_like(qd[rest]), qdd[rest])))
+        out[0][i] = _rowmax(np.abs(tau, out=tau) * inv_e).reshape(i.size, M)
+        out[1][i] = (sd * dqv).reshape(i.size, M)
+        if with_acc:
+            out[2][i] = _rowmax(np.abs(qdd) * inv_a).reshape(i.size, M)
     return out[0], out[1], out[2]
 
 
 def reversals(samples: _Samples) -> tuple[np.ndarray, np.ndarray]:
-    """(segment, theta) of every sign change of a q'_j between two of the ``samples`` of a segment, located by
-    bisection to ~1e-13 of the segment: a joint reverses there and its Coulomb friction jumps."""
+    """(segment, theta) of every sign change of a q'_j inside a segment (a joint reverses there and its Coulomb
+    friction jumps): the path's own closed form (:attr:`~.paths.GeometricPath.velocity_zeros`) where it has one,
+    else located between two of the ``samples`` by bisection to ~1e-13 of the segment."""
     path, s, theta = samples.path, samples.s, samples.theta
     ds = np.diff(s)
+    if path.velocity_zeros is not None:
+        at, _ = path.velocity_zeros()
+        seg = np.clip(np.searchsorted(s, at, side="right") - 1, 0, ds.size - 1)
+        th = (at - s[seg]) / ds[seg]
+        inside = (th > 0.0) & (th < 1.0)  # a zero at a grid point: sign(0) there, as between samples
+        return seg[inside], th[inside]
     seg, lo_t, hi_t, joint = [], [], [], []
-    for i, _, dq, _ in samples.chunks():
+    for i, _, dq, _, _ in samples.chunks():
         sg = np.sign(dq.reshape(i.size, theta.size, -1))
         a, m, j = np.nonzero(sg[:, :-1] * sg[:, 1:] < 0)  # strict changes (a zero at a grid point: sign(0) there)
         seg.append(i[a])
@@ -344,39 +428,44 @@ class _Columns:
 
 def _columns(p: GeometricPath, fn: Any, s: np.ndarray, lim: Limits, samples: _Samples, rest_start: bool,
              rest_end: bool) -> _Columns:
-    """Both ends and the middle of every segment; at a stop at either end the reading without Coulomb friction;
-    both sides of every joint reversal."""
+    """:data:`CHECK_THETA` in every segment, at a stop at either end the reading without Coulomb friction as well;
+    a column per reversal of a joint inside a segment (the k-th of a segment in the k-th), with both one-sided
+    readings of its Coulomb friction (1e-9 of the segment before and after; the coefficients of the side before)."""
     ds = np.diff(s)
     N = ds.size
     cols = _Columns([], [], [])
     every = np.ones(N, dtype=bool)
-    for t in (0.0, 0.5, 1.0):
-        th = np.full(N, t)
-        cols.add(th, every, coefficients(p, fn, s[:-1] + th * ds, lim.velocity))
-    for t, seg, on in ((0.0, 0, rest_start), (1.0, N - 1, rest_end)):
-        if on:
-            only = np.zeros(N, dtype=bool)
-            only[seg] = True
-            cols.add(np.full(N, t), only, cols.co[int(2 * t)].at_rest(only))
+    every_co = coefficients(p, fn, (s[:-1] + np.asarray(CHECK_THETA)[:, None] * ds).ravel(), lim.velocity)
+    for k, t in enumerate(CHECK_THETA):
+        co = Coefficients(*(getattr(every_co, f)[k * N:(k + 1) * N] for f in Coefficients.__dataclass_fields__))
+        for end, seg, on in ((0.0, 0, rest_start), (1.0, N - 1, rest_end)):
+            if on and t == end:
+                co = co.at_rest(np.arange(N) == seg)
+        cols.add(np.full(N, t), every, co)
     seg, th = reversals(samples)
     rank = np.zeros(seg.size, dtype=int)
-    for k in range(1, seg.size):  # the k-th reversal found in its segment goes to the k-th pair of columns
+    for k in range(1, seg.size):
         rank[k] = np.count_nonzero(seg[:k] == seg[k])
+    base = cols.co[0]
     for r in range(int(rank.max(initial=-1)) + 1):
-        pick = rank == r
-        for side in (-1e-9, 1e-9):
-            theta = np.zeros(N)
-            theta[seg[pick]] = np.clip(th[pick] + side, 0.0, 1.0)
-            active = np.zeros(N, dtype=bool)
-            active[seg[pick]] = True
-            cols.add(theta, active, coefficients(p, fn, s[:-1] + theta * ds, lim.velocity))
+        i, t = seg[rank == r], th[rank == r]
+        before, after = (coefficients(p, fn, s[i] + np.clip(t + side, 0.0, 1.0) * ds[i], lim.velocity)
+                         for side in (-1e-9, 1e-9))
+        fields = {f: getattr(base, f).copy() for f in Coefficients.__dataclass_fields__}
+        for f in fields:
+            fields[f][i] = getattr(before, f)
+        fields["c_other"][i] = after.c
+        theta = np.zeros(N)
+        theta[i] = np.clip(t - 1e-9, 0.0, 1.0)
+        cols.add(theta, np.isin(np.arange(N), i), Coefficients(**fields))
     return cols
 
 
 def time_optimal(path: Any, dynamics: Any, effort_limits: Any = None, velocity_limits: Any = None, *,
-                 acceleration_limits: Any = None, gridpoints: Any = DEFAULT_GRIDPOINTS, check: int = 100,
+                 acceleration_limits: Any = None, gridpoints: Any = DEFAULT_GRIDPOINTS, check: int = 49,
                  tolerance: float = 1e-9, start_speed: float = 0.0, end_speed: float = 0.0,
-                 names: list[str] | None = None, engine: str | None = None) -> TimeOptimalResult:
+                 names: list[str] | None = None, engine: str | None = None, margin: float = MARGIN
+                 ) -> TimeOptimalResult:
     """The fastest time law along ``path`` (anything :func:`~.paths.as_path` takes) within the limits, on the
     continuous curve (module docstring).
 
@@ -385,7 +474,9 @@ def time_optimal(path: Any, dynamics: Any, effort_limits: Any = None, velocity_l
     (:data:`DEFAULT_GRIDPOINTS`: Chebyshev-Lobatto nodes of s, the path's knots added) or the grid itself.  check: points per segment where the result is verified (both
     ends included); tolerance: the relative excess allowed there.  start_speed / end_speed: sd at the ends (0: at
     rest).  names: the joints' names for the messages.  engine: the linear programs' (:func:`.reachability.kernel`:
-    ``compiled``, ``numpy``; default ``$ROBOT_DYNAMICS_ENGINE``).  :class:`InfeasiblePath` (a ValueError) when no time law
+    ``compiled``, ``numpy``; default ``$ROBOT_DYNAMICS_ENGINE``).  margin: the relative margin under the effort and
+    acceleration limits at the linear programs' points (:data:`MARGIN`; 0: the exact optimum of the discretized
+    problem, usually after a second problem where the curve exceeds a limit between those points).  :class:`InfeasiblePath` (a ValueError) when no time law
     keeps the limits.
     """
     p = as_path(path)
@@ -393,13 +484,15 @@ def time_optimal(path: Any, dynamics: Any, effort_limits: Any = None, velocity_l
     if not callable(fn):
         raise ValueError("dynamics must be a RobotModel (with inverse_dynamics) or a callable (q, qd, qdd) -> efforts")
     lim = _limits(dynamics, p.n, effort_limits, velocity_limits, acceleration_limits)
+    if not 0.0 <= float(margin) < 0.5:
+        raise ValueError(f"margin must be in [0, 0.5), got {margin}")
     s = _grid(p, gridpoints)
     ds = np.diff(s)
     N = ds.size
-    samples = _Samples(p, s, np.linspace(0.0, 1.0, max(int(check), 3)))
+    samples = _Samples(p, s, np.linspace(0.0, 1.0, max(int(check), 3)), lim.velocity)
     x_start, x_end = float(start_speed) ** 2, float(end_speed) ** 2
     cols = _columns(p, fn, s, lim, samples, x_start == 0.0, x_end == 0.0)
-    for at_rest, seg, co in ((x_start == 0.0, 0, cols.co[0]), (x_end == 0.0, N - 1, cols.co[2])):
+    for at_rest, seg, co in ((x_start == 0.0, 0, cols.co[0]), (x_end == 0.0, N - 1, cols.co[len(CHECK_THETA) - 1])):
         static = np.abs(np.stack([co.c[seg], co.g[seg]]))  # moving off / stopping, and at the instant of rest
         if at_rest and np.any(over := static > lim.effort):
             k, j = (int(v) for v in np.argwhere(over)[0])
@@ -408,17 +501,15 @@ def time_optimal(path: Any, dynamics: Any, effort_limits: Any = None, velocity_l
                                  f"effort (gravity + Coulomb friction) is {static[k, j]:.6g}, beyond its limit "
                                  f"{lim.effort[j]:.6g}")
     viscous = any(np.any(c.f != 0.0) for c in cols.co)
-    vt = np.linspace(0.0, 1.0, VEL_POINTS)
-    dqv = p.evaluate((s[:-1, None] + vt * ds[:, None]).ravel())[1]
-    with np.errstate(divide="ignore"):
-        Xv = np.min(np.where(dqv != 0.0, lim.velocity**2 / dqv**2, np.inf), axis=1).reshape(N, vt.size)
+    vt, Xv = samples.velocity_rows(VEL_POINTS)
     vel = (2.0 * vt * ds[:, None], Xv) if np.any(np.isfinite(Xv)) else None
+    co, theta, active = cols.stacked()
+    w = 2.0 * theta * ds[:, None]
+    rows = _Rows(co, w, active, lim, vel, float(margin))
     scale = np.ones(N)
     xbar = None
     for rounds in range(1, MAX_ROUNDS + 1):
-        co, theta, active = cols.stacked()
-        w = 2.0 * theta * ds[:, None]
-        Au, Ax, C = _rows(co, w, active, lim, scale, xbar if viscous else None, vel)
+        Au, Ax, C = rows(scale, xbar if viscous else None)
         x, u = solve(Au, Ax, C, ds, x_start, x_end, s, engine)
         law = PathTimeLaw(p, s, x, u)
         new_xbar = x[:-1, None] + w * u[:, None]

@@ -31,6 +31,10 @@ class GeometricPath:
     s1: float
     knots: np.ndarray
     _evaluate: Callable[[np.ndarray], Triple]
+    velocity_zeros: Callable[[], tuple[np.ndarray, np.ndarray]] | None = None
+    """() -> (s, joint) of every sign change of a dq_j/ds inside (s0, s1), in closed form where the path knows it
+    (a line: none; a piecewise polynomial of degree <= 3: the roots of its quadratic derivatives); None: unknown
+    (:mod:`.optimal_timing` then brackets them between samples)."""
 
     def evaluate(self, s: Any) -> Triple:
         s = np.clip(np.atleast_1d(np.asarray(s, dtype=float)), self.s0, self.s1)
@@ -42,15 +46,66 @@ class GeometricPath:
 
 
 def _from_ppoly(p: PPoly) -> GeometricPath:
-    d1, d2 = p.derivative(1), p.derivative(2)
     x = np.asarray(p.x, dtype=float)
-    n = int(np.prod(p.c.shape[2:])) if p.c.ndim > 2 else 1
+    if x.size < 2 or np.any(np.diff(x) <= 0.0):
+        raise ValueError("a PPoly path needs increasing breakpoints")
+    c = np.asarray(p.c, dtype=float).reshape(p.c.shape[0], x.size - 1, -1)  # (order + 1, pieces, n)
+    n = c.shape[2]
+
+    order = c.shape[0] - 1
+    exponents = np.arange(order, -1, -1, dtype=float)[:, None, None]  # of each coefficient row
+    c1 = np.zeros_like(c)
+    c1[1:] = (c * exponents)[:-1]  # the derivative's coefficients, on the same powers
+    c2 = np.zeros_like(c)
+    c2[1:] = (c1 * exponents)[:-1]
 
     def ev(s: np.ndarray) -> Triple:
-        return (np.asarray(p(s)).reshape(s.size, n), np.asarray(d1(s)).reshape(s.size, n),
-                np.asarray(d2(s)).reshape(s.size, n))
+        """Matrix products per piece: the powers of s - x_k (Vandermonde) times the coefficients of q and of its
+        two derivatives, on the piece's run of s (sorted first if need be; the right piece at a breakpoint, as
+        SciPy's PPoly)."""
+        order_s = None if s.size < 2 or np.all(s[1:] >= s[:-1]) else np.argsort(s, kind="stable")
+        ss = s if order_s is None else s[order_s]
+        starts = np.concatenate([[0], np.searchsorted(ss, x[1:-1], side="left"), [ss.size]])
+        out = (np.empty((s.size, n)), np.empty((s.size, n)), np.empty((s.size, n)))
+        for k in range(x.size - 1):
+            if starts[k + 1] > starts[k]:
+                run = slice(starts[k], starts[k + 1])
+                powers = np.vander(ss[run] - x[k], order + 1)
+                for dst, coeffs in zip(out, (c, c1, c2), strict=True):
+                    np.matmul(powers, coeffs[:, k], out=dst[run])
+        if order_s is not None:
+            for dst in out:
+                dst[order_s] = dst.copy()
+        return out
 
-    return GeometricPath(n, float(x[0]), float(x[-1]), np.unique(x), ev)
+    def zeros() -> tuple[np.ndarray, np.ndarray]:
+        return _quadratic_zeros(c, x)
+
+    return GeometricPath(n, float(x[0]), float(x[-1]), x.copy(), ev, zeros if c.shape[0] <= 4 else None)
+
+
+def _quadratic_zeros(c: np.ndarray, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(s, joint) where dq_j/ds of a piecewise cubic (coefficients (4 or fewer, pieces, n), breakpoints x) changes
+    sign strictly inside a piece: the simple roots of A t^2 + B t + C (a double root touches 0 without a change)."""
+    c = np.concatenate([np.zeros((4 - c.shape[0], *c.shape[1:])), c]) if c.shape[0] < 4 else c
+    A, B, C = 3.0 * c[0], 2.0 * c[1], c[2]
+    h = np.diff(x)[:, None] * np.ones_like(C)
+    scale = np.abs(A) * h * h + np.abs(B) * h + np.abs(C) + 1e-300
+    quad = np.abs(A) * h * h > 1e-14 * scale
+    disc = B * B - 4.0 * A * C
+    with np.errstate(invalid="ignore", divide="ignore"):
+        sq = np.sqrt(np.where(disc > 0.0, disc, np.nan))
+        qq = -0.5 * (B + np.copysign(sq, B))
+        roots = [np.where(quad, qq / A, np.nan), np.where(quad, C / qq, np.nan),
+                 np.where(~quad & (np.abs(B) * h > 1e-14 * scale), -C / B, np.nan)]
+    s, joint = [], []
+    for r in roots:
+        piece, j = np.nonzero((r > 0.0) & (r < h))
+        s.append(x[piece] + r[piece, j])
+        joint.append(j)
+    s, joint = np.concatenate(s), np.concatenate(joint)
+    order = np.argsort(s, kind="stable")
+    return s[order], joint[order]
 
 
 def line_path(q0: Any, q1: Any) -> GeometricPath:
@@ -60,10 +115,16 @@ def line_path(q0: Any, q1: Any) -> GeometricPath:
         raise ValueError(f"q0 and q1 must be vectors of the same length, got shapes {a.shape}, {b.shape}")
     d = b - a
 
-    def ev(s: np.ndarray) -> Triple:
-        return a + s[:, None] * d, np.broadcast_to(d, (s.size, a.size)).copy(), np.zeros((s.size, a.size))
+    n = a.size
+    line = np.stack([d, a])  # [s, 1] times this: q
 
-    return GeometricPath(a.size, 0.0, 1.0, np.array([0.0, 1.0]), ev)
+    def ev(s: np.ndarray) -> Triple:
+        return np.vander(s, 2) @ line, np.tile(d, (s.size, 1)), np.zeros((s.size, n))
+
+    def zeros() -> tuple[np.ndarray, np.ndarray]:  # dq/ds = q1 - q0: constant, no sign change
+        return np.zeros(0), np.zeros(0, dtype=int)
+
+    return GeometricPath(a.size, 0.0, 1.0, np.array([0.0, 1.0]), ev, zeros)
 
 
 def spline_path(waypoints: Any, s: Any = None, bc_type: Any = "not-a-knot") -> GeometricPath:
