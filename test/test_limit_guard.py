@@ -264,3 +264,109 @@ def test_a_mujoco_rx90_pushed_at_full_effort_stays_inside(rx90, hold):
 
     assert run(True) <= 0.02
     assert run(False) > 1.0  # the adversary is one
+
+
+# ------------------------------------------------------------------ the guard's command within the effort limits
+def _guard(m, env, ext, rate=500.0):
+    return lg.LimitGuard.for_loop(m.limits["lower"], m.limits["upper"], env.velocity,
+                                  lg.braking_acceleration(env.effort, ext, env.acceleration), rate)
+
+
+def test_the_effort_clip_no_longer_undoes_the_guard(rx90):
+    """An adversary pushes joint1 (at its lower limit) and joint5 (at its upper limit) with the whole effort: the
+    guard's command A a' + H asks more than the limits of the shoulder, and clipping it afterwards (what the
+    controller did) accelerated joint5 past its bound through the coupling; with the limits given to the guard, its
+    command is within them and every acceleration inside the bounds."""
+    m, env, ext = rx90
+    g = _guard(m, env, ext)
+    q = np.array([-2.7925, 0.698, -0.7398, -1.66, 2.0951, -0.8588])
+    qd = np.array([-3e-4, 3.4149, 4.9831, -6.7581, 3.3e-3, -10.1071])
+    tau = np.array([1.0, -1.0, 1.0, 1.0, 1.0, 1.0]) * env.effort
+    lo, hi = g.acceleration_bounds(q, qd)
+    naive = g.apply(tau, q, qd, m.forward_dynamics, m.inverse_dynamics)
+    assert np.any(np.abs(naive) > env.effort)  # precondition: the guard alone asks beyond the limits
+    a_naive = m.forward_dynamics(q, qd, np.clip(naive, -env.effort, env.effort))
+    assert np.max((a_naive - hi) / g.braking) > 0.01  # just outside: the clip breaks joint5's bound
+    out = g.apply(tau, q, qd, m.forward_dynamics, m.inverse_dynamics, effort=env.effort, inertia=m.inertia_matrix)
+    assert np.all(np.abs(out) <= env.effort)
+    a = m.forward_dynamics(q, qd, out)
+    assert np.all(a <= hi + 1e-6 * g.braking) and np.all(a >= lo - 1e-6 * g.braking)
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.integers(0, 2**32 - 1))
+def test_guarded_commands_are_within_the_effort_limits_and_unchanged_when_they_fit(rx90, seed):
+    m, env, ext = rx90
+    g = _guard(m, env, ext)
+    rng = np.random.default_rng(seed)
+    lower, upper = np.asarray(m.limits["lower"]), np.asarray(m.limits["upper"])
+    q = rng.uniform(lower - 0.02, upper + 0.02)
+    at_limit = rng.random(6) < 0.3  # some joints at a limit exactly
+    q[at_limit] = np.where(rng.random(6) < 0.5, lower, upper)[at_limit]
+    qd = rng.uniform(-1.0, 1.0, 6) * env.velocity
+    tau = rng.choice([-1.0, 1.0], 6) * env.effort * rng.uniform(0.2, 1.0, 6)
+    naive = g.apply(tau, q, qd, m.forward_dynamics, m.inverse_dynamics)
+    out = g.apply(tau, q, qd, m.forward_dynamics, m.inverse_dynamics, effort=env.effort, inertia=m.inertia_matrix)
+    assert np.all(np.abs(out) <= env.effort)
+    if np.all(np.abs(naive) <= env.effort):  # the guard's own command fits: nothing else changes
+        np.testing.assert_array_equal(out, naive)
+    else:  # braking toward rest within the bounds: where that is within reach, that is what the arm does
+        lo, hi = g.acceleration_bounds(q, qd)
+        brake = np.clip(np.clip(-qd / g.period, -g.braking, g.braking), lo, hi)
+        if np.all(np.abs(m.inverse_dynamics(q, qd, brake)) <= env.effort * (1 - 1e-9)):
+            a = m.forward_dynamics(q, qd, out)
+            np.testing.assert_allclose(a, brake, rtol=1e-7, atol=1e-7 * float(np.max(g.braking)))
+            assert np.all(a <= hi + 1e-6 * g.braking) and np.all(a >= lo - 1e-6 * g.braking)
+
+
+def test_within_effort_gives_the_target_when_it_is_within_reach(rx90):
+    m, env, ext = rx90
+    q, qd = np.array([0.3, -0.5, 0.8, 0.2, -0.4, 1.0]), np.array([0.5, -0.3, 0.2, 1.0, -1.0, 2.0])
+    A, H = m.inertia_matrix(q), m.inverse_dynamics(q, qd, np.zeros(6))
+    target = np.array([1.0, -2.0, 3.0, -4.0, 5.0, -6.0])
+    gamma = lg.within_effort(A, H, target, env.effort, np.ones(6))
+    np.testing.assert_allclose(gamma, m.inverse_dynamics(q, qd, target), rtol=1e-9, atol=1e-9)
+    far = lg.within_effort(A, H, 1e4 * target, env.effort, np.ones(6))  # out of reach: at the limits, not beyond
+    assert np.all(np.abs(far) <= env.effort) and np.any(np.isclose(np.abs(far), env.effort))
+
+
+@pytest.mark.parametrize("seed", [1, 4])
+def test_an_adversary_in_random_sign_patterns_keeps_the_arm_inside(rx90, seed):
+    """± the effort limits in a random sign pattern every 0.2 s, a fresh command every 2 ms, on MuJoCo's RX-90: the
+    guard with the limits keeps the arm within 0.005 rad of its limits and every cycle inside the bounds."""
+    from robot_dynamics.sim.simulator import MujocoArm
+
+    m, env, ext = rx90
+    m.compile("inverse_dynamics", "forward_dynamics")
+    g = _guard(m, env, ext)
+    lower, upper = np.asarray(m.limits["lower"]), np.asarray(m.limits["upper"])
+    rng = np.random.default_rng(seed)
+    arm = MujocoArm(m, timestep=0.001)
+    arm.reset(rng.uniform(lower, upper) * 0.5)
+    worst, outside = -np.inf, 0
+    for k in range(3000):
+        s = arm.state()
+        if k % 100 == 0:
+            sign = rng.choice([-1.0, 1.0], 6)
+        out = g.apply(sign * env.effort, s.q, s.qd, m.forward_dynamics, m.inverse_dynamics, effort=env.effort,
+                      inertia=m.inertia_matrix)
+        lo, hi = g.acceleration_bounds(s.q, s.qd)
+        a = m.forward_dynamics(s.q, s.qd, out)
+        outside += bool(np.any(a > hi + 1e-6 * g.braking) or np.any(a < lo - 1e-6 * g.braking))
+        arm.step(out, 2)
+        worst = max(worst, float(np.max(np.maximum(arm.state().q - upper, lower - arm.state().q))))
+    assert outside == 0
+    assert worst <= 0.005
+
+
+def test_the_shipped_drive_watchdog_is_within_the_guard_horizon():
+    """The guard bounds each command as if it held GUARD_HORIZON s; the simulated drive of the shipped
+    configuration must not hold one longer (it held 0.1 s: a stalled controller's last command, within the bounds
+    for 50 ms, took joint5 0.052 rad past its limit in CI)."""
+    from pathlib import Path
+
+    import yaml
+
+    cfg = yaml.safe_load((Path(__file__).resolve().parents[1] / "config" / "robot_dynamics.yaml").read_text())
+    timeout = cfg["/**/mujoco_sim"]["ros__parameters"]["command_timeout"]
+    assert 0.0 < timeout <= lg.GUARD_HORIZON

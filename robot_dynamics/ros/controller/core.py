@@ -370,7 +370,8 @@ class ControlCore(Intake):
                 return None
         if ctx.guard is not None and not self.feed_forward_only:  # inside the position and velocity limits
             age = wall - self.state_wall  # (steady clock, as staleness): set, not stale here
-            guarded = ctx.guard.apply(tau, self.q, self.qd, ctx.model.forward_dynamics, ctx.model.inverse_dynamics, age)
+            guarded = ctx.guard.apply(tau, self.q, self.qd, ctx.model.forward_dynamics, ctx.model.inverse_dynamics, age,
+                                      ctx.effort, ctx.model.inertia_matrix)  # within the effort limits too
             if guarded is not tau:
                 self.guarded_cycles += 1
                 tau = guarded
