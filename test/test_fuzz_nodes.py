@@ -206,6 +206,7 @@ def plan_requests(draw) -> PlanTrajectory.Request:
         max_velocity=_vec(draw), max_acceleration=_vec(draw), duration=draw(st.one_of(st.just(0.0), _floats)),
         sample_period=draw(st.one_of(st.just(0.0), st.just(1e-9), _floats)), execute=False,
         start_from_current=draw(st.booleans()), timing=draw(st.sampled_from(["", "uniform", "time_optimal", "x"])),
+        start_from_reference=draw(st.booleans()),
     )
 
 

@@ -5,7 +5,9 @@ below is the simulation's, whatever the host's load).
 * 0.5 published during a FollowJointTrajectory goal: the rest of the motion takes twice as long (+-5 %), on the same
   path (every reference on the planned quintic), the arm following it; ``~/controller_state`` reports the factor;
 * 0 stops the reference and the arm holds (the simulator's own states) for a second; 1 resumes; the goal succeeds;
-* a goal preempting a moving goal: the reference continuous to the acceleration at the switch.
+* a goal preempting a moving goal: the reference continuous to the acceleration at the switch;
+* ``~/plan`` with ``start_from_reference`` and ``execute`` while a goal moves: the same, the plan's first point
+  after the start segment it computed (the controller's own).
 Oracle: the quintic's closed form (the reference's progress u is read back from its positions).  The lockstep arm runs
 as fast as the loop answers, faster than a busy test process reads: the goal is sent with the arm paused, the
 simulator stops itself at an exact simulated time into the goal (``pause_at_time``), and stays paused while a factor
@@ -19,7 +21,7 @@ import json
 import numpy as np
 import pytest
 import rclpy
-from action_msgs.msg import GoalStatus
+from action_msgs.msg import GoalStatus, GoalStatusArray
 from builtin_interfaces.msg import Duration
 from control_msgs.action import FollowJointTrajectory
 from control_msgs.msg import JointTrajectoryControllerState, SpeedScalingFactor
@@ -63,7 +65,8 @@ def progress(ref: np.ndarray, q0: np.ndarray, q1: np.ndarray) -> tuple[float, fl
 
 @pytest.fixture(scope="module")
 def arm(tmp_path_factory):
-    nodes = [n for n in node_set("rx90", "mujoco") if n.name in ("mujoco_sim", "computed_torque_controller")]
+    nodes = [n for n in node_set("rx90", "mujoco") if n.name in ("mujoco_sim", "computed_torque_controller",
+                                                                  "trajectory_generator")]
     for n in nodes:
         if n.name == "mujoco_sim":
             n.parameters.update(lockstep=True, lockstep_timeout=0.5)
@@ -259,3 +262,55 @@ def test_a_goal_preempting_a_moving_goal_leaves_its_reference_continuous(arm):
     assert v_before > 0.1 and np.all(at_switch <= 2.0 * around + 1e-12), (at_switch, around)
     assert at_switch[1] < 1e-2 * v_before
     spin_until(node, lambda: np.abs(states[-1][1] - last).max() < 5e-3, 60, "the arm at B's last point")
+
+
+def test_a_plan_from_the_moving_reference_preempts_it_continuously(arm):
+    """Goal A stopped 1 s in (moving); ``~/plan`` (start_from_reference, execute) through two waypoints off A's line:
+    the plan's first point comes after the start segment from the controller's reference (its time > 0), the goal
+    preempts A with the reference continuous to the acceleration, and the plan reports success."""
+    from robot_dynamics_interfaces.srv import PlanTrajectory
+
+    node, goal_until, send, jtc, states, publish_paused = arm
+    plan = node.create_client(PlanTrajectory, "/trajectory_generator/plan")
+    wait_for_service(plan, 60)
+    q0 = states[-1][1].copy()
+    res_a = goal_until(q0, Q1, 1.0)
+    k = len(jtc)
+    t_pause = stamp(jtc[-1])
+    w1 = q0 + 0.6 * (Q1 - q0) + np.array([0.0, 0.0, 0.0, 0.0, 0.0, 0.15])
+    w2 = q0 + 0.3 * (Q1 - q0)
+    req = PlanTrajectory.Request(joint_names=NAMES, waypoints=[JointTrajectoryPoint(positions=w.tolist())
+                                                               for w in (w1, w2)],
+                                 profile="quintic", start_from_reference=True, execute=True)
+    goals: list[set] = []
+    node.create_subscription(GoalStatusArray, "/computed_torque_controller/follow_joint_trajectory/_action/status",
+                             lambda m: goals.append({bytes(s.goal_info.goal_id.uuid) for s in m.status_list}), LATCHED)
+    spin_until(node, lambda: goals, 60, "the action's status")
+    before = set().union(*goals)
+    fut = plan.call_async(req)
+    # the plan's goal accepted with the arm still paused (its start segment computed from that state), then resumed
+    spin_until(node, lambda: set().union(*goals) - before or fut.done(), 120, "the plan's goal accepted")
+    assert not fut.done(), fut.result().message  # (the plan ends after its goal: an early answer is an error)
+    publish_paused(None)
+    spin_until(node, res_a.done, 60, "goal A preempted by the plan's goal")
+    assert res_a.result().status == GoalStatus.STATUS_CANCELED, res_a.result().result.error_string
+    spin_until(node, fut.done, 180, "the plan's execution")
+    resp = fut.result()
+    assert resp.success and resp.error_code == 0, resp.message
+    first = resp.trajectory.points[0]
+    t_first = first.time_from_start.sec + 1e-9 * first.time_from_start.nanosec
+    assert t_first > 0.05 and "from the controller's reference" in resp.message, resp.message
+    np.testing.assert_allclose(first.positions, w1, atol=1e-12)
+    run = jtc[k - 40:]
+    run = [m for i, m in enumerate(run) if i == 0 or stamp(m) > stamp(run[i - 1])]
+    first_b = next(i for i, m in enumerate(run) if stamp(m) > t_pause)
+    at_switch = np.array(_jumps(run, first_b))
+    around = np.max([_jumps(run, i) for i in (*range(first_b - 20, first_b), *range(first_b + 1, first_b + 21))],
+                    axis=0)
+    v_before = np.abs(run[first_b - 1].reference.velocities).max()
+    print(f"\nplanned from the reference 1 s into A (moving at {v_before:.3f} rad/s; start segment {t_first:.3f} s): "
+          f"jumps at the switch {at_switch[0]:.2e} rad, {at_switch[1]:.2e} rad/s, {at_switch[2]:.2e} rad/s^2; "
+          f"largest of the 40 reports around {around[0]:.2e}, {around[1]:.2e}, {around[2]:.2e}")
+    assert v_before > 0.1 and np.all(at_switch <= 2.0 * around + 1e-12), (at_switch, around)
+    assert at_switch[1] < 1e-2 * v_before
+    spin_until(node, lambda: np.allclose(jtc[-1].reference.positions, w2, rtol=0.0, atol=1e-9), 60, "the plan's end")

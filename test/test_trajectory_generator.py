@@ -462,3 +462,49 @@ def test_execute_through_the_action(gen):
         assert gen["proc"].poll() is None
     finally:
         fake.close()
+
+
+def test_plan_from_the_controllers_reference(gen):
+    """start_from_reference: the first waypoint after the start segment from the reference a controller publishes
+    on <controller>/controller_state (its duration the pure start_segment's, on the generator's own model); a
+    reference stamped 5 s before the node's clock is refused as stale (REFERENCE_MAX_AGE 1 s), one stamped now is
+    used; with start_from_current too, refused."""
+    from control_msgs.msg import JointTrajectoryControllerState
+
+    from robot_dynamics.model.robot_model import RobotModel
+    from robot_dynamics.trajectory.planning import start_segment
+
+    node = gen["node"]
+    resp = _plan(gen, start_from_reference=True, start_from_current=True)
+    assert not resp.success and "exclude each other" in resp.message, resp.message
+    pub = node.create_publisher(JointTrajectoryControllerState, f"/{CONTROLLER}/controller_state", 10)
+    q, qd, qdd = WAYPOINTS[0] + 0.05, np.array([0.3, -0.2, 0.1, 0.5, -0.4, 0.6]), np.array([1.0, 0, 0, -1.0, 0, 0])
+    model = RobotModel.from_urdf(_tight_urdf(), rotor_inertia=dict(zip(NAMES, BASE.Ia, strict=True)),
+                                 acceleration_limits=dict(zip(NAMES, BASE.limits["acceleration"], strict=True)))
+
+    def publish(age: float) -> None:
+        msg = JointTrajectoryControllerState(joint_names=REQ_NAMES)
+        now = node.get_clock().now().nanoseconds * 1e-9 - age
+        msg.header.stamp.sec, msg.header.stamp.nanosec = int(now), int((now % 1) * 1e9)
+        msg.reference.positions, msg.reference.velocities = q[ORDER].tolist(), qd[ORDER].tolist()
+        msg.reference.accelerations = qdd[ORDER].tolist()
+        for _ in range(3):
+            pub.publish(msg)
+            time.sleep(0.02)
+        time.sleep(0.1)  # the generator takes its topics every 0.05 s
+
+    publish(5.0)
+    resp = _plan(gen, waypoints=WAYPOINTS[1:], start_from_reference=True)
+    assert not resp.success and "no reference" in resp.message, resp.message
+    publish(0.0)
+    resp = _plan(gen, waypoints=WAYPOINTS[1:], start_from_reference=True)
+    assert resp.success, resp.message
+    first = resp.trajectory.points[0]
+    t_first = first.time_from_start.sec + 1e-9 * first.time_from_start.nanosec
+    np.testing.assert_allclose(np.array(first.positions), WAYPOINTS[1][ORDER], atol=1e-12)
+    lim = model.limits  # the generator's model: the same URDF, rotor inertias and acceleration limits
+    seg = start_segment(q, qd, qdd, WAYPOINTS[1], lim["lower"], lim["upper"], lim["velocity"], lim["acceleration"],
+                        model)
+    assert t_first == pytest.approx(float(seg.times[-1]), abs=1e-9)
+    assert t_first > 0.05 and "from the controller's reference" in resp.message, resp.message
+    node.destroy_publisher(pub)

@@ -41,6 +41,7 @@ import numpy as np
 from action_msgs.msg import GoalStatus
 from builtin_interfaces.msg import Duration
 from control_msgs.action import FollowJointTrajectory
+from control_msgs.msg import JointTrajectoryControllerState
 from geometry_msgs.msg import Point
 from rclpy.action import ActionClient
 from rclpy.callback_groups import MutuallyExclusiveCallbackGroup, ReentrantCallbackGroup
@@ -55,7 +56,7 @@ from robot_dynamics_interfaces.srv import PlanTrajectory, TimeScale
 
 from ..model.robot_model import RobotModel
 from ..trajectory import PROFILES
-from ..trajectory.planning import plan_joint_trajectory, plan_samples, retime_samples
+from ..trajectory.planning import at_rest, plan_joint_trajectory, plan_samples, retime_samples, start_segment
 from ..trajectory.time_scaling import retime_points
 from . import validation
 from .conversions import JointOrder, float_rows
@@ -66,6 +67,7 @@ from .runtime import PolledSubscription, Refusals, Refused, guarded, poll_sim_ti
 from .validation import MAX_JOINT_STATE_NAMES
 
 MAX_SAMPLES = 100_000
+REFERENCE_MAX_AGE = 1.0  # s: the controller's reference a plan may start from (start_from_reference)
 STATES_POLL = 0.05  # s between two takes of joint_states (and at each plan from the current position)
 # sensor data (best effort) with room for what arrives between two takes: 50 ms of a 500 Hz arm, twice
 STATES_QOS = QoSProfile(depth=50, reliability=ReliabilityPolicy.BEST_EFFORT)
@@ -133,6 +135,10 @@ class TrajectoryGenerator(Node):
         # request), not dispatched by the executor message by message
         self.states = PolledSubscription(self, JointState, "joint_states", STATES_QOS, self.on_joint_states,
                                          STATES_POLL)
+        # the controller's running reference, for a plan that starts from it (start_from_reference)
+        self.reference: tuple[float, dict[str, tuple[float, float, float]]] | None = None
+        self.references = PolledSubscription(self, JointTrajectoryControllerState, f"{controller}/controller_state",
+                                             STATES_QOS, self.on_controller_state, STATES_POLL)
         services = ReentrantCallbackGroup()
         plan = self.create_service(PlanTrajectory, "~/plan", self.plan, callback_group=services)
         scale = self.create_service(TimeScale, "~/time_scale", self.time_scale, callback_group=services)
@@ -180,6 +186,40 @@ class TrajectoryGenerator(Node):
         for name, p in zip(msg.name, msg.position, strict=True):
             if name in joints and math.isfinite(p):
                 self.current[name] = p
+
+    @guarded()
+    def on_controller_state(self, msg: JointTrajectoryControllerState) -> None:
+        """Keep the controller's latest reference (position, velocity, acceleration per joint; a mode notice without
+        one is skipped), with its stamp."""
+        names, ref = list(msg.joint_names), msg.reference
+        if len(names) > MAX_JOINT_STATE_NAMES:
+            raise Refused("too_large", f"controller_state with {len(names)} names")
+        if not names or len(ref.positions) != len(names):
+            return
+        vel = list(ref.velocities) or [0.0] * len(names)
+        acc = list(ref.accelerations) or [0.0] * len(names)
+        if len(vel) != len(names) or len(acc) != len(names):
+            raise Refused("bad_reference", f"controller_state reference with {len(ref.positions)} positions, "
+                                           f"{len(vel)} velocities, {len(acc)} accelerations for {len(names)} names")
+        values = {n: (p, v, a) for n, p, v, a in zip(names, ref.positions, vel, acc, strict=True)}
+        if not all(math.isfinite(x) for triple in values.values() for x in triple):
+            raise Refused("non_finite", "controller_state reference with a non-finite value")
+        self.reference = (msg.header.stamp.sec + 1e-9 * msg.header.stamp.nanosec, values)
+
+    def _moving_start(self, model: RobotModel) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The controller's reference (model order), stamped at most :data:`REFERENCE_MAX_AGE` s before this node's
+        clock (sim time with ``use_sim_time``: a paused simulation ages nothing) (ValueError)."""
+        self.references.drain()
+        got = self.reference
+        now = self.get_clock().now().nanoseconds * 1e-9
+        if got is None or abs(now - got[0]) > REFERENCE_MAX_AGE:
+            raise ValueError(f"no reference from {self.references.sub.topic_name} in the last {REFERENCE_MAX_AGE:g} s: is "
+                             "the controller running?")
+        missing = [j for j in model.joint_names if j not in got[1]]
+        if missing:
+            raise ValueError(f"the controller's reference has no {missing}")
+        rows = np.array([got[1][j] for j in model.joint_names])
+        return rows[:, 0], rows[:, 1], rows[:, 2]
 
     def _bound(self, values: Any, what: str, robot: np.ndarray, order: JointOrder, n: int) -> np.ndarray:
         """A request's per-joint bound (request order) -> model order: finite, positive, never above the robot's."""
@@ -258,7 +298,14 @@ class TrajectoryGenerator(Node):
                 j = int(outside[0])
                 raise ValueError(f"waypoints[{k}] is outside the limits of joint {model.joint_names[j]!r}: "
                                  f"{row[j]:.6g} not in [{lim['lower'][j]:.6g}, {lim['upper'][j]:.6g}]")
-        if request.start_from_current or len(rows) == 1:
+        moving = None
+        if request.start_from_reference:
+            if request.start_from_current:
+                raise ValueError("start_from_current and start_from_reference exclude each other")
+            if not rows:
+                raise ValueError("start_from_reference needs at least one waypoint")
+            moving = self._moving_start(model)
+        elif request.start_from_current or len(rows) == 1:
             self.states.drain()  # what arrived since the last take
             current = dict(self.current)  # one snapshot (the input callback runs in another thread)
             missing = [j for j in model.joint_names if j not in current]
@@ -266,7 +313,7 @@ class TrajectoryGenerator(Node):
                 raise ValueError(f"no current position on /joint_states for {missing}")
             # the current position may be outside the limits (an arm brought back): the path moves inward
             rows.insert(0, np.array([current[j] for j in model.joint_names]))
-        if len(rows) < 2:
+        if len(rows) < 2 and moving is None:
             raise ValueError("need at least one waypoint (the start is then the current /joint_states)")
         waypoints = np.array(rows)
         v_max = self._limits(request.max_velocity, "max_velocity", lim["velocity"], order, n)
@@ -279,8 +326,16 @@ class TrajectoryGenerator(Node):
         # minimum time under the velocity and acceleration limits, stretched to the URDF effort limits (001 §8.3),
         # sampled at the period and the breakpoints, verified with the controller's check_path_limits
         timing = request.timing or "uniform"
-        fit = plan_samples(waypoints, v_max, a_max, profile, period, model, lower=lim["lower"], upper=lim["upper"],
-                           duration=request.duration, names=model.joint_names, max_samples=MAX_SAMPLES, timing=timing)
+        offset = 0.0
+        if moving is not None:  # the controller's start segment first: its duration is the first point's time
+            offset = float(start_segment(*moving, waypoints[0], lim["lower"], lim["upper"], v_max, a_max, model,
+                                         names=model.joint_names).times[-1])
+        if len(waypoints) == 1:  # the start segment alone: one point, at rest there
+            fit = at_rest(waypoints[0], model)
+        else:
+            fit = plan_samples(waypoints, v_max, a_max, profile, period, model, lower=lim["lower"],
+                               upper=lim["upper"], duration=request.duration, names=model.joint_names,
+                               max_samples=MAX_SAMPLES, timing=timing)
         perm = order.to_request
         msg = JointTrajectory(joint_names=order.names)
         positions, efforts = float_rows(fit.q[:, perm]), float_rows(fit.effort[:, perm])
@@ -289,13 +344,14 @@ class TrajectoryGenerator(Node):
         accelerations = float_rows(fit.qdd[:, perm]) if full else None
         points = []
         for k, t in enumerate(fit.times):
-            p = JointTrajectoryPoint(positions=positions[k], effort=efforts[k], time_from_start=_duration_msg(float(t)))
+            p = JointTrajectoryPoint(positions=positions[k], effort=efforts[k],
+                                     time_from_start=_duration_msg(float(t) + offset))
             if full:
                 p.velocities, p.accelerations = velocities[k], accelerations[k]
             points.append(p)
         msg.points = points
         response.trajectory = msg
-        response.duration = float(fit.duration)
+        response.duration = float(fit.duration) + offset
         response.effort_scale = float(fit.effort_scale)
         response.peak_effort_ratio = float(fit.peak_effort_ratio)
         response.message = (f"{profile}{', time-optimal' if timing == 'time_optimal' else ''}: {fit.duration:.4f} s, "
@@ -308,9 +364,13 @@ class TrajectoryGenerator(Node):
         if not full:
             response.message += ", positions only (the velocity jumps at the waypoints)"
         response.message += f", peak effort {fit.peak_effort_ratio:.1%} of the limits"
+        if moving is not None:
+            response.message += (f"; from the controller's reference (moving at up to "
+                                 f"{float(np.max(np.abs(moving[1]))):.3g} rad/s): its start segment of {offset:.4f} s "
+                                 "first")
         self._publish_path(fit.q, waypoints)
         if request.execute:
-            return self._execute(msg, fit.duration, response)
+            return self._execute(msg, fit.duration + offset, response)
         return True
 
     def _execute(self, msg: JointTrajectory, duration: float, response: PlanTrajectory.Response) -> bool:

@@ -169,3 +169,69 @@ def retime_samples(times: Any, positions: Any, velocities: Any, accelerations: A
     fit = sample_for_controller(res.trajectory, dynamics, period, vel, lower, upper, effort_limits, names=names,
                                 max_samples=max_samples)
     return fit, res, float(np.max(peak_rates(fit.played)[0] / vel))
+
+
+START_TIMES = np.geomspace(1e-3, 120.0, 400)
+"""Durations tried for a start segment from a moving state, shortest first (a ratio of 1.03 between two)."""
+START_SUB = 32
+"""Cells per start segment where the effort limits are checked (grid plus refinement, :mod:`.effort_bounds`)."""
+
+
+def start_segment(q: Any, qd: Any, qdd: Any, first: Any, lower: Any, upper: Any, v_max: Any, a_max: Any,
+                  dynamics: Any = None, effort_limits: Any = None, names: list[str] | None = None
+                  ) -> SampledTrajectory:
+    """The shortest start segment from a moving state (``q``, ``qd``, ``qdd``: a controller's running reference) to
+    ``first`` at rest that keeps the limits: the controller's own start segment (the quintic of
+    :meth:`~.sampled.SampledTrajectory.from_state`, continuous to the acceleration), its duration the first of
+    :data:`START_TIMES` with the interpolated positions in [lower, upper] (or no farther out than ``q``), the
+    velocities and accelerations within ``v_max``, ``a_max`` (:func:`check_path_limits`, the controller's
+    tolerances) and, with ``dynamics``, the efforts within ``effort_limits`` (default ``dynamics.limits``) on
+    :data:`START_SUB` cells refined.  A plan whose first point is ``first`` at that time, sent with header stamp 0,
+    continues the running motion there.  ValueError when no duration keeps them (moving too fast toward a limit)."""
+    from .effort_bounds import peak_effort_ratio, sampled_pieces
+
+    n = np.asarray(first, float).size
+    start = [np.asarray(x, float).reshape(n) for x in (q, qd, qdd)]
+    end = np.asarray(first, float).reshape(n)
+    if not all(np.all(np.isfinite(x)) for x in (*start, end)):
+        raise ValueError("the moving state and the first waypoint must be finite")
+    lim = getattr(dynamics, "limits", {}) if dynamics is not None else {}
+    effort = None if dynamics is None else np.asarray(lim["effort"] if effort_limits is None else effort_limits, float)
+    fn = None if dynamics is None else getattr(dynamics, "inverse_dynamics", dynamics)
+    why = ["no duration tried"]
+
+    def segment(T: float) -> SampledTrajectory | None:
+        seg = SampledTrajectory(np.array([0.0, T]), np.vstack([start[0], end]), np.vstack([start[1], np.zeros(n)]),
+                                np.vstack([start[2], np.zeros(n)]))
+        try:
+            check_path_limits(seg, lower, upper, v_max, a_max, names=names, start=start[0])
+        except ValueError as exc:
+            why[0] = str(exc)
+            return None
+        if fn is not None and peak_effort_ratio(sampled_pieces(seg, START_SUB), fn, effort) > 1.0:
+            why[0] = "the efforts exceed their limits"
+            return None
+        return seg
+
+    stride = 16  # every 16th duration first (a ratio of 1.6), then those below the first that keeps the limits
+    for k in range(0, START_TIMES.size, stride):
+        if (found := segment(START_TIMES[k])) is not None:
+            for fine in range(max(k - stride + 1, 0), k):
+                if (shorter := segment(START_TIMES[fine])) is not None:
+                    return shorter
+            return found
+    raise ValueError(f"no start segment from the moving state keeps the limits (the longest tried, "
+                     f"{START_TIMES[-1]:g} s: {why[0]})")
+
+
+def at_rest(q: Any, dynamics: Any) -> PlannedSamples:
+    """One point at rest at ``q`` (its feed-forward effort: the gravity torques): the plan to a single waypoint
+    reached by a start segment."""
+    q = np.asarray(q, float).reshape(1, -1)
+    zero = np.zeros_like(q)
+    fn = getattr(dynamics, "inverse_dynamics", dynamics)
+    effort = np.asarray(fn(q, zero, zero), float).reshape(q.shape)
+    point = SampledTrajectory(np.zeros(1), q, zero, zero)
+    limits = getattr(dynamics, "limits", {}).get("effort")
+    peak = 0.0 if limits is None else float(np.max(np.abs(effort) / np.asarray(limits, float)))
+    return PlannedSamples(np.zeros(1), q, zero, zero, effort, 3, point, 1.0, 1.0, 1.0, peak, peak, point)
