@@ -236,9 +236,10 @@ def test_watchdog_stops_arm_after_commands_stop(probe, tmp_path):
             # running, braked: command timeout; more pairs only if this process stalled > 50 ms mid-stream.
             # ~/drive_state keeps its latest only (depth 1): on a busy host a transition may be replaced before this
             # reader has it (two "running" in a row), and the end of the previous trial's stall may arrive after its
-            # wait ended (CI: this trial began with a "braked"): the sim's own counts are asserted below
-            assert "running" in seq and seq[-1] == "braked: command timeout", seq
-            assert set(seq) == {"running", "braked: command timeout"}, seq
+            # wait ended (CI: this trial began with a "braked", its "running" replaced unread): the arm's own motion
+            # below and the sim's own counts after the trials say it ran
+            assert seq and seq[-1] == "braked: command timeout", seq
+            assert set(seq) <= {"running", "braked: command timeout"}, seq
             assert max(np.abs(s[3]).max() for s in probe.states[start:]) > 0.1, "the torque did not move the arm"
             held = probe.states[probe.last_moving + 1:]
             for s in held:
