@@ -312,5 +312,5 @@ def test_a_plan_from_the_moving_reference_preempts_it_continuously(arm):
           f"jumps at the switch {at_switch[0]:.2e} rad, {at_switch[1]:.2e} rad/s, {at_switch[2]:.2e} rad/s^2; "
           f"largest of the 40 reports around {around[0]:.2e}, {around[1]:.2e}, {around[2]:.2e}")
     assert v_before > 0.1 and np.all(at_switch <= 2.0 * around + 1e-12), (at_switch, around)
-    assert at_switch[1] < 1e-2 * v_before
+    assert at_switch[1] < 0.1 * v_before  # (a start from rest: the whole velocity; reports 10 ms apart)
     spin_until(node, lambda: np.allclose(jtc[-1].reference.positions, w2, rtol=0.0, atol=1e-9), 60, "the plan's end")

@@ -41,7 +41,6 @@ import numpy as np
 from action_msgs.msg import GoalStatus
 from builtin_interfaces.msg import Duration
 from control_msgs.action import FollowJointTrajectory
-from control_msgs.msg import JointTrajectoryControllerState
 from geometry_msgs.msg import Point
 from rclpy.action import ActionClient
 from rclpy.callback_groups import MutuallyExclusiveCallbackGroup, ReentrantCallbackGroup
@@ -62,12 +61,12 @@ from . import validation
 from .conversions import JointOrder, float_rows
 from .description import RobotDescription
 from .parameter_files import load_schema
+from .reference_input import ReferenceInput
 from .request_gate import NamesAndPoints, Oversize, RequestGate, TrajectoryFirst, reader_memory_profile, trim_for
 from .runtime import PolledSubscription, Refusals, Refused, guarded, poll_sim_time, run_node
 from .validation import MAX_JOINT_STATE_NAMES
 
 MAX_SAMPLES = 100_000
-REFERENCE_MAX_AGE = 1.0  # s: the controller's reference a plan may start from (start_from_reference)
 STATES_POLL = 0.05  # s between two takes of joint_states (and at each plan from the current position)
 # sensor data (best effort) with room for what arrives between two takes: 50 ms of a 500 Hz arm, twice
 STATES_QOS = QoSProfile(depth=50, reliability=ReliabilityPolicy.BEST_EFFORT)
@@ -136,9 +135,7 @@ class TrajectoryGenerator(Node):
         self.states = PolledSubscription(self, JointState, "joint_states", STATES_QOS, self.on_joint_states,
                                          STATES_POLL)
         # the controller's running reference, for a plan that starts from it (start_from_reference)
-        self.reference: tuple[float, dict[str, tuple[float, float, float]]] | None = None
-        self.references = PolledSubscription(self, JointTrajectoryControllerState, f"{controller}/controller_state",
-                                             STATES_QOS, self.on_controller_state, STATES_POLL)
+        self.reference = ReferenceInput(self, f"{controller}/controller_state", STATES_QOS, STATES_POLL)
         services = ReentrantCallbackGroup()
         plan = self.create_service(PlanTrajectory, "~/plan", self.plan, callback_group=services)
         scale = self.create_service(TimeScale, "~/time_scale", self.time_scale, callback_group=services)
@@ -186,40 +183,6 @@ class TrajectoryGenerator(Node):
         for name, p in zip(msg.name, msg.position, strict=True):
             if name in joints and math.isfinite(p):
                 self.current[name] = p
-
-    @guarded()
-    def on_controller_state(self, msg: JointTrajectoryControllerState) -> None:
-        """Keep the controller's latest reference (position, velocity, acceleration per joint; a mode notice without
-        one is skipped), with its stamp."""
-        names, ref = list(msg.joint_names), msg.reference
-        if len(names) > MAX_JOINT_STATE_NAMES:
-            raise Refused("too_large", f"controller_state with {len(names)} names")
-        if not names or len(ref.positions) != len(names):
-            return
-        vel = list(ref.velocities) or [0.0] * len(names)
-        acc = list(ref.accelerations) or [0.0] * len(names)
-        if len(vel) != len(names) or len(acc) != len(names):
-            raise Refused("bad_reference", f"controller_state reference with {len(ref.positions)} positions, "
-                                           f"{len(vel)} velocities, {len(acc)} accelerations for {len(names)} names")
-        values = {n: (p, v, a) for n, p, v, a in zip(names, ref.positions, vel, acc, strict=True)}
-        if not all(math.isfinite(x) for triple in values.values() for x in triple):
-            raise Refused("non_finite", "controller_state reference with a non-finite value")
-        self.reference = (msg.header.stamp.sec + 1e-9 * msg.header.stamp.nanosec, values)
-
-    def _moving_start(self, model: RobotModel) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """The controller's reference (model order), stamped at most :data:`REFERENCE_MAX_AGE` s before this node's
-        clock (sim time with ``use_sim_time``: a paused simulation ages nothing) (ValueError)."""
-        self.references.drain()
-        got = self.reference
-        now = self.get_clock().now().nanoseconds * 1e-9
-        if got is None or abs(now - got[0]) > REFERENCE_MAX_AGE:
-            raise ValueError(f"no reference from {self.references.sub.topic_name} in the last {REFERENCE_MAX_AGE:g} s: is "
-                             "the controller running?")
-        missing = [j for j in model.joint_names if j not in got[1]]
-        if missing:
-            raise ValueError(f"the controller's reference has no {missing}")
-        rows = np.array([got[1][j] for j in model.joint_names])
-        return rows[:, 0], rows[:, 1], rows[:, 2]
 
     def _bound(self, values: Any, what: str, robot: np.ndarray, order: JointOrder, n: int) -> np.ndarray:
         """A request's per-joint bound (request order) -> model order: finite, positive, never above the robot's."""
@@ -304,7 +267,7 @@ class TrajectoryGenerator(Node):
                 raise ValueError("start_from_current and start_from_reference exclude each other")
             if not rows:
                 raise ValueError("start_from_reference needs at least one waypoint")
-            moving = self._moving_start(model)
+            moving = self.reference.moving_start(model.joint_names)
         elif request.start_from_current or len(rows) == 1:
             self.states.drain()  # what arrived since the last take
             current = dict(self.current)  # one snapshot (the input callback runs in another thread)
