@@ -316,7 +316,7 @@ def test_preempting_goal_takes_over(arm):
     def attempt():
         q0 = arm.q.copy()
         k = len(arm.commands)
-        first = arm.send(quintic(q0, A, 3.0))
+        first = arm.send(quintic(q0, A, 6.0))  # long: a test process starved for seconds still preempts it
         spin(arm.node, 1.0)
         # MoveIt replans from where the arm is: the new trajectory starts at the current state
         second = arm.send(quintic(arm.q.copy(), B, 2.5), goal_tolerance=_tolerances(0.005, 0.05),
