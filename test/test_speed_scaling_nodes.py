@@ -222,6 +222,15 @@ def _jumps(run: list, k: int) -> tuple[float, float, float]:
             float(np.abs(a1 - a0).max()))
 
 
+def _switch(run: list, t_pause: float) -> tuple[int, np.ndarray, np.ndarray, float]:
+    """(index of the first report after the pause, the jumps there, the largest of the 40 reports around, the
+    velocity before it) of the reports ``run`` (one per time)."""
+    first = next(i for i, m in enumerate(run) if stamp(m) > t_pause)
+    at_switch = np.array(_jumps(run, first))
+    around = np.max([_jumps(run, i) for i in (*range(first - 20, first), *range(first + 1, first + 21))], axis=0)
+    return first, at_switch, around, float(np.abs(run[first - 1].reference.velocities).max())
+
+
 def test_a_goal_preempting_a_moving_goal_leaves_its_reference_continuous(arm):
     """Goal A stopped by the simulator 1 s in (moving, accelerating), goal B (three position-only waypoints, the
     first 0.8 s ahead) sent meanwhile: the controller's reference (``~/controller_state``) at the switch jumps no
@@ -250,12 +259,8 @@ def test_a_goal_preempting_a_moving_goal_leaves_its_reference_continuous(arm):
     run = [m for i, m in enumerate(run) if i == 0 or stamp(m) > stamp(run[i - 1])]  # one report per time
     # the switch: B taken at the first cycle after the pause (the state republished, the same time: the same
     # reference), the first report after it is B's
-    first_b = next(i for i, m in enumerate(run) if stamp(m) > t_pause)
+    first_b, at_switch, around, v_before = _switch(run, t_pause)
     assert progress(np.array(run[first_b + 20].reference.positions), q0, Q1)[1] > 1e-6  # B's, off A's line
-    at_switch = np.array(_jumps(run, first_b))
-    around = np.max([_jumps(run, i) for i in (*range(first_b - 20, first_b), *range(first_b + 1, first_b + 21))],
-                    axis=0)
-    v_before = np.abs(run[first_b - 1].reference.velocities).max()
     print(f"\npreempted 1 s into A (moving at {v_before:.3f} rad/s): jumps at the switch {at_switch[0]:.2e} rad, "
           f"{at_switch[1]:.2e} rad/s, {at_switch[2]:.2e} rad/s^2; largest of the 40 reports around "
           f"{around[0]:.2e}, {around[1]:.2e}, {around[2]:.2e}")
@@ -303,11 +308,7 @@ def test_a_plan_from_the_moving_reference_preempts_it_continuously(arm):
     np.testing.assert_allclose(first.positions, w1, atol=1e-12)
     run = jtc[k - 40:]
     run = [m for i, m in enumerate(run) if i == 0 or stamp(m) > stamp(run[i - 1])]
-    first_b = next(i for i, m in enumerate(run) if stamp(m) > t_pause)
-    at_switch = np.array(_jumps(run, first_b))
-    around = np.max([_jumps(run, i) for i in (*range(first_b - 20, first_b), *range(first_b + 1, first_b + 21))],
-                    axis=0)
-    v_before = np.abs(run[first_b - 1].reference.velocities).max()
+    _, at_switch, around, v_before = _switch(run, t_pause)
     print(f"\nplanned from the reference 1 s into A (moving at {v_before:.3f} rad/s; start segment {t_first:.3f} s): "
           f"jumps at the switch {at_switch[0]:.2e} rad, {at_switch[1]:.2e} rad/s, {at_switch[2]:.2e} rad/s^2; "
           f"largest of the 40 reports around {around[0]:.2e}, {around[1]:.2e}, {around[2]:.2e}")

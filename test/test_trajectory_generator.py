@@ -467,8 +467,8 @@ def test_execute_through_the_action(gen):
 def test_plan_from_the_controllers_reference(gen):
     """start_from_reference: the first waypoint after the start segment from the reference a controller publishes
     on <controller>/controller_state (its duration the pure start_segment's, on the generator's own model); a
-    reference stamped 5 s before the node's clock is refused as stale (REFERENCE_MAX_AGE 1 s), one stamped now is
-    used; with start_from_current too, refused."""
+    reference stamped 5 s before the node's clock is refused as stale (REFERENCE_MAX_AGE 1 s: its age said), one
+    stamped now is used; with start_from_current too, refused."""
     from control_msgs.msg import JointTrajectoryControllerState
 
     from robot_dynamics.model.robot_model import RobotModel
@@ -482,23 +482,25 @@ def test_plan_from_the_controllers_reference(gen):
     model = RobotModel.from_urdf(_tight_urdf(), rotor_inertia=dict(zip(NAMES, BASE.Ia, strict=True)),
                                  acceleration_limits=dict(zip(NAMES, BASE.limits["acceleration"], strict=True)))
 
-    def publish(age: float) -> None:
-        msg = JointTrajectoryControllerState(joint_names=REQ_NAMES)
-        now = node.get_clock().now().nanoseconds * 1e-9 - age
-        msg.header.stamp.sec, msg.header.stamp.nanosec = int(now), int((now % 1) * 1e9)
-        msg.reference.positions, msg.reference.velocities = q[ORDER].tolist(), qd[ORDER].tolist()
-        msg.reference.accelerations = qdd[ORDER].tolist()
-        for _ in range(3):
+    def plan_after(age: float, until) -> PlanTrajectory.Response:
+        """The plan from a reference stamped ``age`` s before the node's clock, published again until the answer
+        says ``until`` (the generator takes its topics every 0.05 s; a busy host later: no fixed wait)."""
+        resp = None
+        for _ in range(200):
+            msg = JointTrajectoryControllerState(joint_names=REQ_NAMES)
+            now = node.get_clock().now().nanoseconds * 1e-9 - age
+            msg.header.stamp.sec, msg.header.stamp.nanosec = int(now), int((now % 1) * 1e9)
+            msg.reference.positions, msg.reference.velocities = q[ORDER].tolist(), qd[ORDER].tolist()
+            msg.reference.accelerations = qdd[ORDER].tolist()
             pub.publish(msg)
-            time.sleep(0.02)
-        time.sleep(0.1)  # the generator takes its topics every 0.05 s
+            resp = _plan(gen, waypoints=WAYPOINTS[1:], start_from_reference=True)
+            if until(resp):
+                return resp
+        raise AssertionError(f"precondition: the generator never answered as expected: {resp.message}")
 
-    publish(5.0)
-    resp = _plan(gen, waypoints=WAYPOINTS[1:], start_from_reference=True)
-    assert not resp.success and "no reference" in resp.message, resp.message
-    publish(0.0)
-    resp = _plan(gen, waypoints=WAYPOINTS[1:], start_from_reference=True)
-    assert resp.success, resp.message
+    resp = plan_after(5.0, lambda r: "s old, beyond 1 s" in r.message)  # taken, and refused as stale
+    assert not resp.success
+    resp = plan_after(0.0, lambda r: r.success)
     first = resp.trajectory.points[0]
     t_first = first.time_from_start.sec + 1e-9 * first.time_from_start.nanosec
     np.testing.assert_allclose(np.array(first.positions), WAYPOINTS[1][ORDER], atol=1e-12)

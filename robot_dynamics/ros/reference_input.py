@@ -52,9 +52,11 @@ class ReferenceInput:
         self.input.drain()
         got = self.latest
         now = self.node.get_clock().now().nanoseconds * 1e-9
-        if got is None or abs(now - got[0]) > REFERENCE_MAX_AGE:
-            raise ValueError(f"no reference from {self.input.sub.topic_name} in the last {REFERENCE_MAX_AGE:g} s: "
-                             "is the controller running?")
+        if got is None:
+            raise ValueError(f"no reference from {self.input.sub.topic_name} yet: is the controller running?")
+        if abs(now - got[0]) > REFERENCE_MAX_AGE:
+            raise ValueError(f"the reference from {self.input.sub.topic_name} is {now - got[0]:.3g} s old, beyond "
+                             f"{REFERENCE_MAX_AGE:g} s: is the controller running?")
         missing = [j for j in joints if j not in got[1]]
         if missing:
             raise ValueError(f"the controller's reference has no {missing}")
